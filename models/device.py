@@ -1,0 +1,373 @@
+"""A flash device as k parallel FCFS servers with per-(operation, block size) service times.
+
+The model is the calibratable one of shared/research/fs-device.md section 2.5: an effective number
+of parallel servers k, a service time per (op, bs) fixed by the measured saturation capacity
+(S = k / C), a fixed pipeline latency that makes the queue-depth-1 latency match the measured one
+(R0 = S + pipeline), a read/write mix multiplier fitted to the measured mixed capacity (2.2), an
+optional capacity curve against outstanding requests, and an optional garbage-collection stall
+process (2.4: erases at a rate proportional to host writes, each seizing one server).
+
+Scheduling uses the busy-until form (as FEMU's per-unit `next_avail_time`): an I/O submitted at t
+starts on the server that frees first, at max(t, free); FCFS k-server exactly, one SimPy event per I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from models.errors import InputError
+from models.queueing import depth_factor, interpolate_log2, mix_multiplier, mix_multiplier_at_half
+
+READ = "read"
+WRITE = "write"
+OPS = (READ, WRITE)
+
+
+@dataclass(frozen=True)
+class OpClass:
+    """Measured figures of one (operation, block size) on the raw device."""
+
+    capacity_iops: float
+    latency_qd1_s: float
+    service_cv: float = 0.3
+    depth_curve: tuple[tuple[int, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """Parameters of one device, as stored in a JSON profile."""
+
+    name: str
+    source: str
+    parallelism: int
+    host_overhead_s: float
+    classes: dict[str, dict[int, OpClass]]
+    mixed_capacity_iops: dict[int, float] = field(default_factory=dict)
+    volatile_write_cache: bool = False
+    flush_s: float = 0.0
+    gc_erases_per_write: float = 0.0
+    gc_stall_s: float = 0.0
+    description: str = ""
+    # "pooled": an I/O takes whichever server frees first (ideal parallelism).
+    # "striped": an I/O goes to the unit its address maps to, uniformly at random for random I/O,
+    # so requests collide on busy units while others idle (channel/die conflicts; fs-device.md 2.3).
+    unit_assignment: str = "pooled"
+
+    def op_class(self, op: str, size_bytes: int) -> OpClass:
+        """Figures for (op, size): measured if present, else interpolated in log2(size)."""
+        table = self.classes[op]
+        if size_bytes in table:
+            return table[size_bytes]
+        cap = interpolate_log2(size_bytes, [(s, c.capacity_iops) for s, c in table.items()])
+        lat = interpolate_log2(size_bytes, [(s, c.latency_qd1_s) for s, c in table.items()])
+        nearest = min(table, key=lambda s: abs(math.log2(s) - math.log2(size_bytes)))
+        ref = table[nearest]
+        return OpClass(cap, lat, ref.service_cv, ref.depth_curve)
+
+    def mix_multiplier_at_half(self, size_bytes: int) -> float:
+        """m_50 for this block size from the measured 50/50 capacity (1.0 when none is measured)."""
+        if not self.mixed_capacity_iops:
+            return 1.0
+        if size_bytes in self.mixed_capacity_iops:
+            c_mix = self.mixed_capacity_iops[size_bytes]
+        else:
+            c_mix = interpolate_log2(size_bytes, list(self.mixed_capacity_iops.items()))
+        r = self.op_class(READ, size_bytes).capacity_iops
+        w = self.op_class(WRITE, size_bytes).capacity_iops
+        return mix_multiplier_at_half(r, w, c_mix)
+
+    def capacity_iops(self, read_fraction: float, size_bytes: int) -> float:
+        """Saturation IOPS of a stream with this read fraction (no depth-curve reduction)."""
+        r = self.op_class(READ, size_bytes).capacity_iops
+        w = self.op_class(WRITE, size_bytes).capacity_iops
+        m = mix_multiplier(read_fraction, self.mix_multiplier_at_half(size_bytes))
+        return 1.0 / ((read_fraction / r + (1.0 - read_fraction) / w) * m)
+
+
+def _num(src: str, path: str, value: object, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(src, path, f"{value!r} is not a number", f"{lo:g} to {hi:g}")
+    if not (lo <= float(value) <= hi):
+        raise InputError(src, path, f"{value!r} is out of range", f"{lo:g} to {hi:g}")
+    return float(value)
+
+
+_PROFILE_KEYS = {"name", "source", "description", "parallelism", "host_overhead_s", "classes",
+                 "mixed_capacity_iops", "volatile_write_cache", "flush_s", "gc", "unit_assignment"}
+UNIT_ASSIGNMENTS = ("pooled", "striped")
+
+
+def profile_from_dict(data: dict, src: str) -> DeviceProfile:
+    """Validate a profile document; every error names the JSON path and what is allowed."""
+    if not isinstance(data, dict):
+        raise InputError(src, "(top level)", "a device profile must be a JSON object")
+    unknown = sorted(set(data) - _PROFILE_KEYS)
+    if unknown:
+        raise InputError(src, unknown[0], "unknown key", ", ".join(sorted(_PROFILE_KEYS)))
+    for key in ("name", "source", "parallelism", "host_overhead_s", "classes"):
+        if key not in data:
+            raise InputError(src, key, "missing")
+    k = _num(src, "parallelism", data["parallelism"], 1, 4096)
+    if k != int(k):
+        raise InputError(src, "parallelism", f"{k!r} is not a whole number", "1 to 4096")
+    host = _num(src, "host_overhead_s", data["host_overhead_s"], 0.0, 1.0)
+    classes: dict[str, dict[int, OpClass]] = {}
+    if not isinstance(data["classes"], dict) or set(data["classes"]) != set(OPS):
+        raise InputError(src, "classes", "must hold exactly the keys read and write")
+    for op in OPS:
+        table = data["classes"][op]
+        if not isinstance(table, dict) or not table:
+            raise InputError(src, f"classes.{op}", "must map block sizes in bytes to figures")
+        classes[op] = {}
+        for size_key, fig in table.items():
+            path = f"classes.{op}.{size_key}"
+            if not str(size_key).isdigit() or int(size_key) < 512:
+                raise InputError(src, path, "block size key must be bytes, e.g. \"4096\"", ">= 512")
+            if not isinstance(fig, dict):
+                raise InputError(src, path, "must be an object")
+            extra = sorted(set(fig) - {"capacity_iops", "latency_qd1_s", "service_cv", "depth_curve"})
+            if extra:
+                raise InputError(src, f"{path}.{extra[0]}", "unknown key",
+                                 "capacity_iops, latency_qd1_s, service_cv, depth_curve")
+            for req in ("capacity_iops", "latency_qd1_s"):
+                if req not in fig:
+                    raise InputError(src, f"{path}.{req}", "missing")
+            cap = _num(src, f"{path}.capacity_iops", fig["capacity_iops"], 1.0, 1e9)
+            lat = _num(src, f"{path}.latency_qd1_s", fig["latency_qd1_s"], 1e-7, 10.0)
+            cv = _num(src, f"{path}.service_cv", fig.get("service_cv", 0.3), 0.0, 10.0)
+            curve_raw = fig.get("depth_curve", [])
+            curve: list[tuple[int, float]] = []
+            if not isinstance(curve_raw, list):
+                raise InputError(src, f"{path}.depth_curve", "must be a list of [depth, factor]")
+            for i, pt in enumerate(curve_raw):
+                if not (isinstance(pt, list) and len(pt) == 2):
+                    raise InputError(src, f"{path}.depth_curve[{i}]", "must be [depth, factor]")
+                d = _num(src, f"{path}.depth_curve[{i}][0]", pt[0], 1, 1e6)
+                f = _num(src, f"{path}.depth_curve[{i}][1]", pt[1], 0.01, 1.0)
+                if curve and d <= curve[-1][0]:
+                    raise InputError(src, f"{path}.depth_curve[{i}]", "depths must increase")
+                curve.append((int(d), f))
+            service = k / cap
+            if service > lat * (1 + 1e-9):
+                raise InputError(
+                    src, path,
+                    f"parallelism {int(k)} / capacity {cap:g} IOPS = {service * 1e6:.1f} us of service "
+                    f"exceeds the QD1 latency {lat * 1e6:.1f} us",
+                    f"parallelism <= capacity_iops x latency_qd1_s = {cap * lat:.2f}")
+            classes[op][int(size_key)] = OpClass(cap, lat, cv, tuple(curve))
+    mixed: dict[int, float] = {}
+    for size_key, cap in (data.get("mixed_capacity_iops") or {}).items():
+        if not str(size_key).isdigit():
+            raise InputError(src, f"mixed_capacity_iops.{size_key}", "block size key must be bytes")
+        mixed[int(size_key)] = _num(src, f"mixed_capacity_iops.{size_key}", cap, 1.0, 1e9)
+    gc = data.get("gc") or {}
+    if not isinstance(gc, dict) or set(gc) - {"erases_per_write", "stall_s"}:
+        raise InputError(src, "gc", "must be an object with erases_per_write and stall_s")
+    assignment = data.get("unit_assignment", "pooled")
+    if assignment not in UNIT_ASSIGNMENTS:
+        raise InputError(src, "unit_assignment", f"{assignment!r} is not known", ", ".join(UNIT_ASSIGNMENTS))
+    return DeviceProfile(
+        unit_assignment=assignment,
+        name=str(data["name"]),
+        source=str(data["source"]),
+        description=str(data.get("description", "")),
+        parallelism=int(k),
+        host_overhead_s=host,
+        classes=classes,
+        mixed_capacity_iops=mixed,
+        volatile_write_cache=bool(data.get("volatile_write_cache", False)),
+        flush_s=_num(src, "flush_s", data.get("flush_s", 0.0), 0.0, 1.0),
+        gc_erases_per_write=_num(src, "gc.erases_per_write", gc.get("erases_per_write", 0.0), 0.0, 1.0),
+        gc_stall_s=_num(src, "gc.stall_s", gc.get("stall_s", 0.0), 0.0, 1.0),
+    )
+
+
+def builtin_profile_names() -> list[str]:
+    """Names of the profiles shipped in models/profiles."""
+    root = resources.files("models") / "profiles"
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".json"))
+
+
+def load_profile(name_or_path: str) -> DeviceProfile:
+    """A built-in profile by name, or a JSON file by path."""
+    if name_or_path in builtin_profile_names():
+        ref = resources.files("models") / "profiles" / f"{name_or_path}.json"
+        src = f"built-in profile {name_or_path}"
+        text = ref.read_text(encoding="utf-8")
+    else:
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise InputError(name_or_path, "", "no such device profile",
+                             "a built-in name (" + ", ".join(builtin_profile_names()) + ") or a JSON file")
+        src = str(path)
+        text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(src, f"line {err.lineno}", f"not valid JSON: {err.msg}") from None
+    return profile_from_dict(data, src)
+
+
+class _Draws:
+    """Blocks of vectorised random draws consumed one at a time (keeps numpy out of the hot loop)."""
+
+    def __init__(self, make_block, block: int = 8192) -> None:
+        self._make = make_block
+        self._block = block
+        self._buf: list[float] = []
+        self._i = 0
+
+    def next(self) -> float:
+        if self._i >= len(self._buf):
+            self._buf = self._make(self._block).tolist()
+            self._i = 0
+        v = self._buf[self._i]
+        self._i += 1
+        return v
+
+
+@dataclass
+class DeviceStats:
+    """Counters of one device since the last reset."""
+
+    ops: dict[str, int] = field(default_factory=lambda: {READ: 0, WRITE: 0})
+    bytes: dict[str, int] = field(default_factory=lambda: {READ: 0, WRITE: 0})
+    latency_sum_s: float = 0.0
+    queue_wait_sum_s: float = 0.0
+    busy_sum_s: float = 0.0
+    flushes: int = 0
+    gc_stalls: int = 0
+
+
+class Device:
+    """The simulated device: `schedule` is the pure scheduling step, `submit` its SimPy wrapper."""
+
+    def __init__(self, env, profile: DeviceProfile, rng: np.random.Generator) -> None:
+        self.env = env
+        self.profile = profile
+        self._free = [0.0] * profile.parallelism
+        self._units = [0.0] * profile.parallelism
+        self._striped = profile.unit_assignment == "striped"
+        self._inflight: list[float] = []
+        self._read_ewma: float | None = None
+        self._ewma_alpha = 1.0 / 256.0
+        self._classes: dict[tuple[str, int], tuple[float, float, float, tuple]] = {}
+        self._mix_m50: dict[int, float] = {}
+        self._unit = _Draws(lambda n: rng.random(n))
+        self._lognormal: dict[float, _Draws] = {}
+        self._rng = rng
+        self.stats = DeviceStats()
+
+    def _class(self, op: str, size: int) -> tuple[float, float, float, tuple]:
+        key = (op, size)
+        c = self._classes.get(key)
+        if c is None:
+            oc = self.profile.op_class(op, size)
+            service = self.profile.parallelism / oc.capacity_iops
+            pipeline = max(0.0, oc.latency_qd1_s - service)
+            c = (service, pipeline, oc.service_cv, oc.depth_curve)
+            self._classes[key] = c
+            self._mix_m50[size] = self.profile.mix_multiplier_at_half(size)
+        return c
+
+    def _service_noise(self, cv: float) -> float:
+        if cv <= 0.0:
+            return 1.0
+        d = self._lognormal.get(cv)
+        if d is None:
+            sigma2 = math.log1p(cv * cv)
+            mu = -0.5 * sigma2
+            sigma = math.sqrt(sigma2)
+            d = _Draws(lambda n, mu=mu, sigma=sigma: self._rng.lognormal(mu, sigma, n))
+            self._lognormal[cv] = d
+        return d.next()
+
+    def outstanding(self, now: float) -> int:
+        """Requests submitted and not yet complete at `now`."""
+        inflight = self._inflight
+        while inflight and inflight[0] <= now:
+            heapq.heappop(inflight)
+        return len(inflight)
+
+    def schedule(self, now: float, op: str, size: int) -> float:
+        """Admit one I/O at `now`; return its completion time. No SimPy involved."""
+        service, pipeline, cv, curve = self._class(op, size)
+        is_read = 1.0 if op == READ else 0.0
+        if self._read_ewma is None:
+            self._read_ewma = is_read
+        else:
+            self._read_ewma += self._ewma_alpha * (is_read - self._read_ewma)
+        m50 = self._mix_m50[size]
+        if m50 != 1.0:
+            service *= mix_multiplier(self._read_ewma, m50)
+        if curve:
+            # The curve was measured on a single-operation stream; a mixed stream has its own
+            # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
+            purity = abs(2.0 * self._read_ewma - 1.0)
+            f = depth_factor(self.outstanding(now) + 1, curve)
+            service /= 1.0 - (1.0 - f) * purity
+        service *= self._service_noise(cv)
+        if self._striped:
+            units = self._units
+            u = int(self._unit.next() * len(units))
+            free = units[u]
+            start = now if free < now else free
+            end = start + service
+            units[u] = end
+        else:
+            free = heapq.heappop(self._free)
+            start = now if free < now else free
+            end = start + service
+            heapq.heappush(self._free, end)
+        done = end + pipeline
+        heapq.heappush(self._inflight, done)
+        if op == WRITE and self.profile.gc_erases_per_write > 0.0:
+            if self._unit.next() < self.profile.gc_erases_per_write:
+                # An erase seizes one unit (the next to free, or a random one when striped).
+                self._seize(now, self.profile.gc_stall_s)
+                self.stats.gc_stalls += 1
+        st = self.stats
+        st.ops[op] += 1
+        st.bytes[op] += size
+        st.latency_sum_s += done - now
+        st.queue_wait_sum_s += start - now
+        st.busy_sum_s += service
+        return done
+
+    def _seize(self, now: float, duration_s: float) -> float:
+        """Occupy one unit for `duration_s` from when it frees; return the end time."""
+        if self._striped:
+            u = int(self._unit.next() * len(self._units))
+            end = max(now, self._units[u]) + duration_s
+            self._units[u] = end
+            return end
+        free = heapq.heappop(self._free)
+        end = max(now, free) + duration_s
+        heapq.heappush(self._free, end)
+        return end
+
+    def schedule_flush(self, now: float) -> float:
+        """A cache flush (REQ_PREFLUSH): free on a device without a volatile write cache."""
+        if not self.profile.volatile_write_cache or self.profile.flush_s <= 0.0:
+            return now
+        self.stats.flushes += 1
+        return self._seize(now, self.profile.flush_s)
+
+    def submit(self, op: str, size: int):
+        """SimPy event that fires when the I/O completes (host overhead excluded)."""
+        now = self.env.now
+        return self.env.timeout(self.schedule(now, op, size) - now)
+
+    def flush(self):
+        now = self.env.now
+        return self.env.timeout(self.schedule_flush(now) - now)
+
+    def reset_stats(self) -> None:
+        self.stats = DeviceStats()

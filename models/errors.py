@@ -1,0 +1,21 @@
+"""The one error type user input raises: file, field or line, what was wrong, what is allowed."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad user input. The CLI prints `str(err)` on one line and exits 2."""
+
+    def __init__(self, source: str, field: str, problem: str, allowed: str = "") -> None:
+        self.source = source
+        self.field = field
+        self.problem = problem
+        self.allowed = allowed
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        where = f"{self.source}: {self.field}" if self.field else self.source
+        text = f"{where}: {self.problem}"
+        if self.allowed:
+            text += f" (allowed: {self.allowed})"
+        return text

@@ -1,0 +1,346 @@
+"""raw / ext4 / XFS between the writer and the device: per-inode locks by kernel era, data files.
+
+Lock modes per path follow shared/research/fs-device.md section 1.5(a):
+
+* ext4, kernel era "2012" (2.6.32/2.6.39, Oracle Linux 6.2 as in the seed):
+  - O_DIRECT write: i_mutex held exclusively from submission to device completion (generic DIO path
+    with DIO_LOCKING; commit 7fb5409df092; the overwrite fast path 4bd809dbbf17 came with 3.6).
+  - O_DIRECT read: i_mutex taken exclusively and held over the submission, dropped before the wait
+    (fs/direct-io.c of that era: "taken briefly, initially, during a direct read"); skipped with
+    `dioread_nolock` (b7adc1f363e7, 2.6.33).
+  - write(): i_mutex exclusive over the copy into the page cache; fsync(): data writeback outside
+    i_mutex, then `->fsync` (ext4_sync_file, jbd2 commit wait) inside it (VFS before 02c24a82187d).
+* ext4 "modern" (>= 5.6): aligned O_DIRECT overwrites and reads take i_rwsem shared (bc6385dab125,
+  16c54688592c); fsync waits for the jbd2 commit without the inode lock.
+* XFS "2012": O_DIRECT takes IOLOCK shared; every write takes ILOCK exclusively for a short
+  block-mapping / size-update step (before 507630b29f13) whose hand-off cost grows with the number
+  of spinning contenders (section 1.5(c)). Buffered write() takes IOLOCK exclusive; writeback of the
+  data takes the same ILOCK step; fsync logs the inode under ILOCK exclusive when its timestamps changed.
+* XFS "modern": the mapping step takes ILOCK shared; `nobarrier` no longer exists (1c02d502c208).
+
+The inode is dirty for the journal when write() changed its timestamp, which moves at the kernel
+tick (`timestamp_granularity_s`): at most one commit per tick per file (section 1.5(b)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from models.device import READ, WRITE, Device
+from models.errors import InputError
+from models.locks import EXCL, SHARED, RWLock
+from models.queueing import lock_handoff_s
+
+FILESYSTEMS = ("raw", "ext4", "xfs")
+KERNELS = ("2012", "modern")
+IO_MODES = ("direct", "fsync")
+MOUNT_OPTIONS = ("defaults", "noatime", "nodiratime", "relatime", "nobarrier", "barrier",
+                 "dioread_nolock", "discard")
+PAGE_4K = 4096
+
+
+@dataclass(frozen=True)
+class FsCosts:
+    """CPU costs of filesystem paths, in seconds. Defaults: fs-device.md 5.2-5.4 unless noted."""
+
+    # ext4 2012 O_DIRECT read: i_mutex held over submission (page pinning, block mapping, bio
+    # submission). Fixed part + per 4K page. 1/(base + per_page) = 70K reads/s at 4K is the seed's
+    # ext4 4K read ceiling; the split between fixed and per-page work is an assumption (UNVERIFIED).
+    dio_read_submit_base_s: float = 10.0e-6
+    dio_read_submit_per_page_s: float = 4.3e-6
+    # XFS 2012 ILOCK exclusive step: s(n) = s0 + s1 * min(n, n_max) (fs-device.md 5.2).
+    ilock_base_s: float = 5.0e-6
+    ilock_per_waiter_s: float = 4.6e-6
+    ilock_max_waiters: int = 15
+    # Shared ILOCK mapping step (XFS reads; modern XFS writes).
+    ilock_shared_s: float = 1.0e-6
+    # Buffered write(): copy into the page cache and timestamp update (fs-device.md 5.2: 5 us at 4K).
+    copy_base_s: float = 3.0e-6
+    copy_per_page_s: float = 2.0e-6
+    # ->fsync work that is not device I/O (fs-device.md 5.2, t_flush 35-50 us; low end taken).
+    fsync_cpu_s: float = 35.0e-6
+    # Journal commit (jbd2 commit / XFS log force): CPU plus journal blocks then a commit block.
+    commit_cpu_s: float = 20.0e-6
+    commit_writes: int = 2
+    commit_write_bytes: int = 4096
+    # Kernel tick: timestamp granularity, hence how often an overwritten inode needs logging.
+    timestamp_granularity_s: float = 1.0e-3
+
+
+@dataclass(frozen=True)
+class FsSpec:
+    """Which filesystem, kernel era and mount options; validated on construction via make_spec."""
+
+    kind: str
+    kernel: str
+    mount_options: frozenset[str]
+    costs: FsCosts = field(default_factory=FsCosts)
+
+    @property
+    def barriers(self) -> bool:
+        """Cache flushes on fsync/commit unless mounted nobarrier (ignored by modern XFS)."""
+        return "nobarrier" not in self.mount_options
+
+    @property
+    def ext4_dioread_nolock(self) -> bool:
+        return self.kind == "ext4" and "dioread_nolock" in self.mount_options
+
+
+def make_spec(kind: str, kernel: str, mount_options: str | list[str] | tuple[str, ...] = "",
+              source: str = "filesystem", costs: FsCosts | None = None) -> FsSpec:
+    """Validate the filesystem choice; errors name the field and what is allowed."""
+    if kind not in FILESYSTEMS:
+        raise InputError(source, "filesystem", f"{kind!r} is not known", ", ".join(FILESYSTEMS))
+    if kernel not in KERNELS:
+        raise InputError(source, "kernel", f"{kernel!r} is not a known kernel era", ", ".join(KERNELS))
+    if isinstance(mount_options, str):
+        opts = [o.strip() for o in mount_options.split(",") if o.strip()]
+    else:
+        opts = [str(o).strip() for o in mount_options]
+    for o in opts:
+        if o not in MOUNT_OPTIONS:
+            raise InputError(source, "mount_options", f"{o!r} is not a known option",
+                             ", ".join(MOUNT_OPTIONS))
+    if kind == "raw" and opts:
+        raise InputError(source, "mount_options", "a raw device has no mount options", "none")
+    if "dioread_nolock" in opts and kind != "ext4":
+        raise InputError(source, "mount_options", "dioread_nolock is an ext4 option", "ext4 only")
+    if kind == "xfs" and kernel == "modern" and ("nobarrier" in opts or "barrier" in opts):
+        raise InputError(source, "mount_options",
+                         "XFS removed the barrier/nobarrier options (commit 1c02d502c208; ignored "
+                         "from 4.13, refused later)", "drop nobarrier, or use kernel = \"2012\"")
+    return FsSpec(kind, kernel, frozenset(opts), costs or FsCosts())
+
+
+@dataclass
+class Inode:
+    """One data file: its locks and whether its timestamps wait for the journal."""
+
+    index: int
+    lock: RWLock                 # ext4 i_mutex / i_rwsem, or XFS IOLOCK
+    ilock: RWLock | None         # XFS ILOCK
+    mtime_tick: int = -1
+    sync_tid: int = 0            # journal transaction holding the inode's last change (i_sync_tid)
+    writers_in_flight: int = 0   # writes between mapping and completion (XFS ILOCK contenders)
+
+
+class Journal:
+    """jbd2 (ext4) / the XFS log: transactions by id, committed one at a time.
+
+    Mirrors jbd2_log_start_commit(tid) + jbd2_log_wait_commit(tid) as ext4_sync_file calls them
+    (2.6.32): changes join the running transaction; a commit closes it, so one commit covers every
+    inode changed in it, and an fsync whose inode's tid is already committed waits for nothing.
+    """
+
+    def __init__(self, env, device: Device, costs: FsCosts, host_s: float, barriers: bool) -> None:
+        self.env = env
+        self.device = device
+        self.costs = costs
+        self.host_s = host_s
+        self.barriers = barriers
+        self.running_tid = 1       # transaction that new changes join
+        self.committed_tid = 0     # last transaction on the device
+        self._waiters: list = []   # (tid, event)
+        self._committing = False
+        self.commits = 0
+
+    def needs_commit(self, tid: int) -> bool:
+        return tid > self.committed_tid
+
+    def wait_commit(self, tid: int):
+        """Event fired once transaction `tid` is committed; starts its commit if none runs.
+
+        Already committed: an event that has fired (jbd2_log_wait_commit returns at once).
+        """
+        ev = self.env.event()
+        if tid <= self.committed_tid:
+            return ev.succeed()
+        self._waiters.append((tid, ev))
+        if not self._committing:
+            self._committing = True
+            self.env.process(self._run())
+        return ev
+
+    def _run(self):
+        env, dev, c = self.env, self.device, self.costs
+        while any(tid > self.committed_tid for tid, _ in self._waiters):
+            tid = self.running_tid
+            self.running_tid += 1          # close the transaction; later changes join the next
+            yield env.timeout(c.commit_cpu_s)
+            for _ in range(c.commit_writes):
+                # Journal blocks, then the commit block once they are on the device.
+                done = dev.schedule(env.now, WRITE, c.commit_write_bytes) + self.host_s
+                yield env.timeout(done - env.now)
+            if self.barriers and dev.profile.volatile_write_cache:
+                yield dev.flush()
+            self.commits += 1
+            self.committed_tid = tid
+            still = []
+            for wtid, ev in self._waiters:
+                if wtid <= tid:
+                    ev.succeed()
+                else:
+                    still.append((wtid, ev))
+            self._waiters = still
+        self._committing = False
+
+
+class Tally:
+    """Per-I/O accounting filled in by the filesystem paths."""
+
+    __slots__ = ("lock_wait_s",)
+
+    def __init__(self) -> None:
+        self.lock_wait_s = 0.0
+
+
+class Filesystem:
+    """Data files on one filesystem over one device; SimPy generator paths for each I/O kind."""
+
+    def __init__(self, env, device: Device, spec: FsSpec, n_files: int) -> None:
+        if n_files < 1:
+            raise ValueError("n_files must be >= 1")
+        self.env = env
+        self.device = device
+        self.spec = spec
+        self.host_s = device.profile.host_overhead_s
+        is_xfs = spec.kind == "xfs"
+        lock_name = "iolock" if is_xfs else ("i_mutex" if spec.kernel == "2012" else "i_rwsem")
+        self.files = [
+            Inode(i, RWLock(env, f"file{i}.{lock_name}"), RWLock(env, f"file{i}.ilock") if is_xfs else None)
+            for i in range(n_files)
+        ]
+        self.journal = Journal(env, device, spec.costs, self.host_s, spec.barriers)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _acquire(self, lock: RWLock, mode: str, tally: Tally):
+        ev = lock.acquire(mode)
+        if ev is not None:
+            t0 = self.env.now
+            yield ev
+            tally.lock_wait_s += self.env.now - t0
+
+    def _device_io(self, op: str, size: int):
+        env = self.env
+        done = self.device.schedule(env.now, op, size) + self.host_s
+        yield env.timeout(done - env.now)
+
+    def _ilock_step(self, inode: Inode, tally: Tally, exclusive: bool):
+        """XFS ILOCK critical section: exclusive with spin hand-off cost, or a short shared one.
+
+        The exclusive hold is s(n) with n = the other writes in flight on the inode: each of them
+        works the same lock cache lines (mapping at submission, size update at completion), which is
+        what makes a hand-off cost grow with the contending CPUs (fs-device.md 1.3, 5.2).
+        """
+        lock = inode.ilock
+        c = self.spec.costs
+        if exclusive:
+            yield from self._acquire(lock, EXCL, tally)
+            others = max(0, inode.writers_in_flight - 1)
+            hold = lock_handoff_s(c.ilock_base_s, c.ilock_per_waiter_s, others, c.ilock_max_waiters)
+            yield self.env.timeout(hold)
+            lock.release(EXCL)
+        else:
+            yield from self._acquire(lock, SHARED, tally)
+            yield self.env.timeout(c.ilock_shared_s)
+            lock.release(SHARED)
+
+    def _touch_timestamps(self, inode: Inode) -> None:
+        """file_update_time: a new tick dirties the inode into the running transaction."""
+        tick = math.floor(self.env.now / self.spec.costs.timestamp_granularity_s)
+        if tick != inode.mtime_tick:
+            inode.mtime_tick = tick
+            inode.sync_tid = self.journal.running_tid
+
+    # -- O_DIRECT --------------------------------------------------------------------------
+
+    def direct_read(self, inode: Inode, size: int, tally: Tally):
+        kind, era, c = self.spec.kind, self.spec.kernel, self.spec.costs
+        if kind == "raw" or self.spec.ext4_dioread_nolock:
+            yield from self._device_io(READ, size)
+        elif kind == "ext4" and era == "2012":
+            yield from self._acquire(inode.lock, EXCL, tally)
+            pages = max(1, size // PAGE_4K)
+            yield self.env.timeout(c.dio_read_submit_base_s + c.dio_read_submit_per_page_s * pages)
+            inode.lock.release(EXCL)
+            yield from self._device_io(READ, size)
+        elif kind == "ext4":
+            yield from self._acquire(inode.lock, SHARED, tally)
+            yield from self._device_io(READ, size)
+            inode.lock.release(SHARED)
+        else:  # xfs, either era: IOLOCK shared, ILOCK shared for the mapping
+            yield from self._acquire(inode.lock, SHARED, tally)
+            yield from self._ilock_step(inode, tally, exclusive=False)
+            yield from self._device_io(READ, size)
+            inode.lock.release(SHARED)
+
+    def direct_write(self, inode: Inode, size: int, tally: Tally):
+        kind, era = self.spec.kind, self.spec.kernel
+        if kind == "raw":
+            yield from self._device_io(WRITE, size)
+        elif kind == "ext4":
+            mode = EXCL if era == "2012" else SHARED
+            yield from self._acquire(inode.lock, mode, tally)
+            yield from self._device_io(WRITE, size)
+            inode.lock.release(mode)
+        else:
+            yield from self._acquire(inode.lock, SHARED, tally)
+            inode.writers_in_flight += 1
+            yield from self._ilock_step(inode, tally, exclusive=(era == "2012"))
+            yield from self._device_io(WRITE, size)
+            inode.writers_in_flight -= 1
+            inode.lock.release(SHARED)
+
+    # -- buffered: write() then fsync(), and buffered reads ---------------------------------
+
+    def buffered_read(self, inode: Inode, size: int, tally: Tally, cache_hit: bool):
+        """Page-cache read: ext4 takes no inode lock, XFS takes IOLOCK shared."""
+        c = self.spec.costs
+        xfs = self.spec.kind == "xfs"
+        if xfs:
+            yield from self._acquire(inode.lock, SHARED, tally)
+        if cache_hit:
+            yield self.env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
+        else:
+            yield from self._device_io(READ, size)
+        if xfs:
+            inode.lock.release(SHARED)
+
+    def write_fsync(self, inode: Inode, size: int, tally: Tally):
+        """write() of `size` bytes into the page cache, then fsync() of the file."""
+        env, c, spec = self.env, self.spec.costs, self.spec
+        xfs2012 = spec.kind == "xfs" and spec.kernel == "2012"
+        # write(): exclusive inode lock (ext4 i_mutex / XFS IOLOCK) over the copy.
+        yield from self._acquire(inode.lock, EXCL, tally)
+        yield env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
+        self._touch_timestamps(inode)
+        inode.lock.release(EXCL)
+        # fsync(): data writeback, outside the inode lock.
+        inode.writers_in_flight += 1
+        if xfs2012:
+            yield from self._ilock_step(inode, tally, exclusive=True)
+        yield from self._device_io(WRITE, size)
+        inode.writers_in_flight -= 1
+        # fsync(): the filesystem's part.
+        if spec.kind == "ext4":
+            held = spec.kernel == "2012"   # VFS held i_mutex around ->fsync before 3.1
+            if held:
+                yield from self._acquire(inode.lock, EXCL, tally)
+            yield env.timeout(c.fsync_cpu_s)
+            if self.journal.needs_commit(inode.sync_tid):
+                yield self.journal.wait_commit(inode.sync_tid)
+            if spec.barriers:
+                yield self.device.flush()
+            if held:
+                inode.lock.release(EXCL)
+        else:
+            mode = EXCL if (self.journal.needs_commit(inode.sync_tid) and xfs2012) else SHARED
+            yield from self._acquire(inode.ilock, mode, tally)
+            yield env.timeout(c.fsync_cpu_s)
+            if self.journal.needs_commit(inode.sync_tid):
+                yield self.journal.wait_commit(inode.sync_tid)
+            inode.ilock.release(mode)
+            if spec.barriers:
+                yield self.device.flush()

@@ -1,0 +1,347 @@
+"""Scenario files: TOML with [server], [hardware], [workload], [run]; validated, units resolved.
+
+Every key is declared once in SCHEMA with its type, default, range and meaning. Loading rejects
+unknown sections and keys, wrong types and out-of-range values with one InputError naming the
+file (or `--set`), the key, the value and what is allowed. `--set section.key=value` overrides
+are applied to the raw document before validation, so they are checked the same way.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from models.device import builtin_profile_names
+from models.errors import InputError
+from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
+from models.iobench import PATTERNS
+from sim.units import format_size, parse_duration_s, parse_size_bytes
+
+
+@dataclass(frozen=True)
+class Key:
+    """One scenario key: how to parse it and what is allowed."""
+
+    attr: str                     # dataclass attribute (with its unit suffix)
+    kind: str                     # size | duration | int | float | choice | bool | str
+    default: Any
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+    listable: bool = False        # may be a list: a grid axis (iobench)
+    doc: str = ""
+
+    def allowed(self) -> str:
+        if self.kind == "choice":
+            text = ", ".join(str(c) for c in self.choices)
+        elif self.kind == "size":
+            text = f"a size from {format_size(int(self.lo))} to {format_size(int(self.hi))}"
+        elif self.kind == "duration":
+            text = f"a duration from {self.lo:g}s to {self.hi:g}s"
+        elif self.kind in ("int", "float"):
+            text = f"{self.kind} from {self.lo:g} to {self.hi:g}"
+        elif self.kind == "bool":
+            text = "true or false"
+        else:
+            text = "a string"
+        return text + (" (or a list of them)" if self.listable else "")
+
+
+G = 1 << 30
+SCHEMA: dict[str, dict[str, Key]] = {
+    "server": {
+        "version": Key("version", "choice", "mysql-5.6", choices=("mysql-5.6",),
+                       doc="server whose algorithms are simulated"),
+        "innodb_page_size": Key("innodb_page_size_bytes", "choice", 16384, choices=(4096, 8192, 16384),
+                                doc="InnoDB page size (5.6: 4K, 8K, 16K)"),
+        "innodb_flush_method": Key("innodb_flush_method", "choice", "fsync",
+                                   choices=("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT",
+                                            "O_DIRECT_NO_FSYNC"),
+                                   doc="how data and log files are opened and flushed (5.6, Linux)"),
+        "innodb_buffer_pool_size": Key("innodb_buffer_pool_size_bytes", "size", 128 << 20, 5 << 20, 1 << 42),
+        "innodb_buffer_pool_instances": Key("innodb_buffer_pool_instances", "int", 8, 1, 64),
+        "innodb_log_file_size": Key("innodb_log_file_size_bytes", "size", 48 << 20, 1 << 20, 512 * G),
+        "innodb_log_files_in_group": Key("innodb_log_files_in_group", "int", 2, 2, 100),
+        "innodb_io_capacity": Key("innodb_io_capacity", "int", 200, 100, 2**32),
+        "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32),
+        "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
+        "innodb_file_per_table": Key("innodb_file_per_table", "bool", True),
+    },
+    "hardware": {
+        "device": Key("device", "str", "fusionio-2012",
+                      doc="built-in device profile name or path to a JSON profile"),
+        "filesystem": Key("filesystem", "choice", "xfs", choices=FILESYSTEMS, listable=True),
+        "kernel": Key("kernel", "choice", "2012", choices=KERNELS, listable=True,
+                      doc="kernel era of the filesystem locking rules"),
+        "mount_options": Key("mount_options", "str", "noatime,nodiratime,nobarrier",
+                             doc="comma-separated: " + ", ".join(MOUNT_OPTIONS)),
+        "data_files": Key("data_files", "int", 1, 1, 1024, listable=True,
+                          doc="files the data set is spread over"),
+        "page_cache": Key("page_cache_bytes", "size", 0, 0, 1 << 44,
+                          doc="page cache available to buffered reads (0: every read misses)"),
+    },
+    "workload": {
+        "kind": Key("kind", "choice", "iobench", choices=("iobench",)),
+        "pattern": Key("pattern", "choice", "wrnd", choices=PATTERNS, listable=True,
+                       doc="rrnd random reads, wrnd random writes, rwrnd 50/50"),
+        "block_size": Key("block_bytes", "size", 16384, 512, 1 << 20, listable=True),
+        "processes": Key("processes", "int", 16, 1, 4096, listable=True),
+        "io_mode": Key("io_mode", "choice", "direct", choices=IO_MODES, listable=True,
+                       doc="direct: O_DIRECT; fsync: write() then fsync() per write"),
+        "data_size": Key("data_bytes", "size", 128 * G, 1 << 20, 1 << 50),
+    },
+    "run": {
+        "duration": Key("duration_s", "duration", 0.2, 1e-3, 86400.0,
+                        doc="measured simulated time after the warm-up"),
+        "warmup": Key("warmup_s", "duration", 0.05, 0.0, 86400.0),
+        "seed": Key("seed", "int", 1, 0, 2**63 - 1),
+        "resolution": Key("resolution_s", "duration", 0.01, 1e-3, 60.0,
+                          doc="interval of the time series"),
+    },
+}
+
+
+def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
+    bad = lambda problem: InputError(src, name, problem, key.allowed())  # noqa: E731
+    if key.kind == "size":
+        try:
+            n = parse_size_bytes(value)
+        except ValueError as err:
+            raise bad(f"{value!r} is not valid: {err}") from None
+        if not (key.lo <= n <= key.hi):
+            raise bad(f"{value!r} is out of range")
+        return n
+    if key.kind == "duration":
+        try:
+            s = parse_duration_s(value)
+        except ValueError as err:
+            raise bad(f"{value!r} is not valid: {err}") from None
+        if not (key.lo <= s <= key.hi):
+            raise bad(f"{value!r} is out of range")
+        return s
+    if key.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(f"{value!r} is not a whole number")
+        if not (key.lo <= value <= key.hi):
+            raise bad(f"{value!r} is out of range")
+        return value
+    if key.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad(f"{value!r} is not a number")
+        if not (key.lo <= value <= key.hi):
+            raise bad(f"{value!r} is out of range")
+        return float(value)
+    if key.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE", "1", "0"):
+            return value.upper() in ("ON", "TRUE", "1")
+        raise bad(f"{value!r} is not a boolean")
+    if key.kind == "choice":
+        if key.choices and isinstance(key.choices[0], int):
+            try:
+                value = parse_size_bytes(value)
+            except ValueError:
+                raise bad(f"{value!r} is not allowed") from None
+            if value not in key.choices:
+                raise bad(f"{format_size(value)} is not allowed")
+            return value
+        if value not in key.choices:
+            raise bad(f"{value!r} is not allowed")
+        return value
+    if not isinstance(value, str):
+        raise bad(f"{value!r} is not a string")
+    return value
+
+
+def parse_key(section: str, name: str, value: Any, src: str) -> Any:
+    """Validate one value; lists become tuples for listable keys."""
+    key = SCHEMA[section][name]
+    label = f"{section}.{name}"
+    if isinstance(value, list):
+        if not key.listable:
+            raise InputError(src, label, "takes one value, not a list", key.allowed())
+        if not value:
+            raise InputError(src, label, "an empty list", key.allowed())
+        return tuple(_parse_scalar(key, v, src, label) for v in value)
+    parsed = _parse_scalar(key, value, src, label)
+    return (parsed,) if key.listable else parsed
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    version: str
+    innodb_page_size_bytes: int
+    innodb_flush_method: str
+    innodb_buffer_pool_size_bytes: int
+    innodb_buffer_pool_instances: int
+    innodb_log_file_size_bytes: int
+    innodb_log_files_in_group: int
+    innodb_io_capacity: int
+    innodb_io_capacity_max: int
+    innodb_doublewrite: bool
+    innodb_file_per_table: bool
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    device: str
+    filesystem: tuple[str, ...]
+    kernel: tuple[str, ...]
+    mount_options: str
+    data_files: tuple[int, ...]
+    page_cache_bytes: int
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    kind: str
+    pattern: tuple[str, ...]
+    block_bytes: tuple[int, ...]
+    processes: tuple[int, ...]
+    io_mode: tuple[str, ...]
+    data_bytes: int
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    duration_s: float
+    warmup_s: float
+    seed: int
+    resolution_s: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    source: str
+    server: ServerConfig
+    hardware: HardwareConfig
+    workload: WorkloadConfig
+    run: RunConfig
+    present_sections: frozenset[str]
+
+
+_SECTION_TYPES = {"server": ServerConfig, "hardware": HardwareConfig, "workload": WorkloadConfig,
+                  "run": RunConfig}
+
+
+def parse_override(text: str) -> tuple[str, str, Any]:
+    """`section.key=value` -> (section, key, value). The value is read as TOML if it parses
+    (numbers, booleans, quoted strings, [lists]); otherwise taken as a bare string."""
+    if "=" not in text or "." not in text.split("=", 1)[0]:
+        raise InputError("--set", text, "expected section.key=value", "e.g. hardware.filesystem=ext4")
+    lhs, rhs = text.split("=", 1)
+    section, key = lhs.strip().split(".", 1)
+    rhs = rhs.strip()
+    try:
+        value = tomllib.loads(f"v = {rhs}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = rhs
+    return section, key, value
+
+
+def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
+                       overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Validate a scenario document (plus overrides) into a typed Scenario."""
+    doc = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
+    origin: dict[tuple[str, str], str] = {}
+    for section, body in doc.items():
+        if section not in SCHEMA:
+            raise InputError(src, section, "unknown section", ", ".join(f"[{s}]" for s in SCHEMA))
+        if not isinstance(body, dict):
+            raise InputError(src, section, "must be a table", f"[{section}] with keys")
+        for key in body:
+            origin[(section, key)] = src
+    for text in overrides:
+        section, key, value = parse_override(text)
+        if section not in SCHEMA:
+            raise InputError("--set", f"{section}.{key}", "unknown section", ", ".join(SCHEMA))
+        doc.setdefault(section, {})[key] = value
+        origin[(section, key)] = "--set"
+    values: dict[str, dict[str, Any]] = {}
+    for section, keys in SCHEMA.items():
+        body = doc.get(section, {})
+        for key in body:
+            if key not in keys:
+                raise InputError(origin[(section, key)], f"{section}.{key}", "unknown key",
+                                 ", ".join(keys))
+        out = {}
+        for key, spec in keys.items():
+            if key in body:
+                out[spec.attr] = parse_key(section, key, body[key], origin[(section, key)])
+            else:
+                out[spec.attr] = (spec.default,) if spec.listable else spec.default
+        values[section] = out
+    _check_cross_fields(values, origin, src)
+    return Scenario(
+        name=name,
+        source=src,
+        present_sections=frozenset(doc),
+        **{s: _SECTION_TYPES[s](**values[s]) for s in SCHEMA},
+    )
+
+
+def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
+    srv, hw = values["server"], values["hardware"]
+
+    def where(section: str, key: str) -> str:
+        return origin.get((section, key), src)
+
+    if srv["innodb_io_capacity_max"] < srv["innodb_io_capacity"]:
+        raise InputError(where("server", "innodb_io_capacity_max"), "server.innodb_io_capacity_max",
+                         f"{srv['innodb_io_capacity_max']} is below innodb_io_capacity "
+                         f"{srv['innodb_io_capacity']}", ">= innodb_io_capacity")
+    total = srv["innodb_log_file_size_bytes"] * srv["innodb_log_files_in_group"]
+    if total > 512 * G:
+        raise InputError(where("server", "innodb_log_file_size"), "server.innodb_log_file_size",
+                         f"log files come to {format_size(total)} in all",
+                         "innodb_log_file_size x innodb_log_files_in_group <= 512G (5.6)")
+    device = hw["device"]
+    if device not in builtin_profile_names() and not Path(device).is_file():
+        raise InputError(where("hardware", "device"), "hardware.device", f"{device!r} is not found",
+                         "a built-in profile (" + ", ".join(builtin_profile_names()) + ") or a JSON file")
+    for fs in hw["filesystem"]:
+        for kernel in hw["kernel"]:
+            make_spec(fs, kernel, "" if fs == "raw" else hw["mount_options"],
+                      source=where("hardware", "mount_options"))
+    wl, run = values["workload"], values["run"]
+    if "raw" in hw["filesystem"] and "fsync" in wl["io_mode"]:
+        raise InputError(where("workload", "io_mode"), "workload.io_mode",
+                         "a raw device is written with O_DIRECT only", "direct when filesystem is raw")
+    for bs in wl["block_bytes"]:
+        if bs % 512:
+            raise InputError(where("workload", "block_size"), "workload.block_size",
+                             f"{bs} bytes is not a multiple of 512 (O_DIRECT alignment)",
+                             "a multiple of 512")
+        for n in hw["data_files"]:
+            if wl["data_bytes"] // n < bs:
+                raise InputError(where("workload", "data_size"), "workload.data_size",
+                                 f"{format_size(wl['data_bytes'])} over {n} files leaves less than one block per file",
+                                 "at least block_size x data_files")
+    if run["resolution_s"] > run["duration_s"]:
+        raise InputError(where("run", "resolution"), "run.resolution",
+                         f"{run['resolution_s']:g}s is longer than the duration {run['duration_s']:g}s",
+                         "<= run.duration")
+
+
+def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Read and validate a scenario file."""
+    p = Path(path)
+    src = str(path)
+    if not p.is_file():
+        raise InputError(src, "", "no such scenario file", "a path to a .toml file")
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(src, "", "not UTF-8 text", "a TOML file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(src, "", f"invalid TOML: {err}", "TOML 1.0") from None
+    return scenario_from_dict(doc, src, name=p.stem, overrides=overrides)
+
+
+def scenario_fields(section: str) -> list[str]:
+    """Attribute names of a section's dataclass (for reports)."""
+    return [f.name for f in fields(_SECTION_TYPES[section])]

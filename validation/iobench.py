@@ -1,0 +1,228 @@
+"""Validation suite `iobench`: the seed's first post, published figure beside simulated figure.
+
+The reference rows live in validation/reference/iobench.toml (one row per figure or claim, each
+with where it stands in the article). This module runs every case a row names at every process
+count, computes the row's metric and applies its check. Rows that the model does not try to
+reproduce are printed as "not modelled" with the reason; they never count as passed.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+from sim.iobench import IobenchCase, IobenchResult, run_cases
+from sim.units import format_size, parse_size_bytes
+
+SUITE = "iobench"
+CHECKS = ("figure", "at_least", "at_most", "greater", "flat", "nondecreasing", "not_modelled")
+CURVE_METRICS = ("iops",)
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    where: str
+    check: str
+    a: dict
+    b: dict | None
+    metric: str
+    b_metric: str | None
+    published: float | None
+    tolerance: float
+    from_procs: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RowResult:
+    row: Row
+    published: float | str | None
+    simulated: float | None
+    rel_error: float | None
+    ok: bool | None          # None: not modelled
+
+    def to_json(self, case_label: str) -> dict:
+        return {
+            "id": self.row.id,
+            "case": case_label,
+            "metric": self.row.metric if self.row.b is None else f"{self.row.metric} ratio",
+            "check": self.row.check,
+            "published": self.published,
+            "simulated": self.simulated,
+            "rel_error": self.rel_error,
+            "tolerance": self.row.tolerance,
+            "ok": self.ok,
+            "where": self.row.where,
+            **({"reason": self.row.reason} if self.row.reason else {}),
+        }
+
+
+def load_reference(text: str | None = None) -> tuple[dict, list[Row]]:
+    """Parse the reference file (or the given text) into defaults and rows."""
+    if text is None:
+        text = (resources.files("validation") / "reference" / "iobench.toml").read_text("utf-8")
+    doc = tomllib.loads(text)
+    d = doc["defaults"]
+    rows = []
+    for r in doc["row"]:
+        if r["check"] not in CHECKS:
+            raise ValueError(f"row {r['id']}: unknown check {r['check']!r}")
+        b = dict(r["b"]) if "b" in r else None
+        b_metric = b.pop("metric", r["metric"]) if b is not None else None
+        rows.append(Row(
+            id=r["id"], where=r["where"], check=r["check"], a=dict(r["a"]), b=b,
+            metric=r["metric"], b_metric=b_metric, published=r.get("published"),
+            tolerance=float(r.get("tolerance", d["tolerance"])),
+            from_procs=int(r.get("from_procs", 1)), reason=r.get("reason", "")))
+    return d, rows
+
+
+def case_key(spec: dict, defaults: dict) -> tuple:
+    """(fs, kernel, mode, pattern, bs_bytes, files) of a row's case with defaults applied."""
+    return (spec["fs"], spec.get("kernel", defaults["kernel"]), spec["mode"], spec["pattern"],
+            parse_size_bytes(spec["bs"]), int(spec.get("files", defaults["files"])))
+
+
+def case_label(key: tuple) -> str:
+    fs, kernel, mode, pattern, bs, files = key
+    fs_txt = fs if fs == "raw" else f"{fs}/{kernel}"
+    return f"{fs_txt} {mode} {pattern} {format_size(bs)} files={files}"
+
+
+def metric_value(metric: str, curve: dict[int, IobenchResult]) -> float:
+    """A row metric from one case's results keyed by process count."""
+    if metric == "peak_iops":
+        return max(r.iops for r in curve.values())
+    if metric == "peak_mib_s":
+        return max(r.mib_s for r in curve.values())
+    name, _, at = metric.partition("@")
+    if not at:
+        raise ValueError(f"unknown metric {metric!r}")
+    r = curve[int(at)]
+    if name == "iops":
+        return r.iops
+    if name == "lat_mean_us":
+        return r.lat_mean_s * 1e6
+    if name == "lock_share":
+        return r.lock_wait_share
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def evaluate(row: Row, curve_a: dict[int, IobenchResult],
+             curve_b: dict[int, IobenchResult] | None) -> RowResult:
+    """Apply a row's check to the simulated curves."""
+    tol = row.tolerance
+    if row.check == "not_modelled":
+        sim = metric_value(row.metric, curve_a)
+        return RowResult(row, row.published, sim, None, None)
+    if row.check in ("flat", "nondecreasing"):
+        procs = sorted(p for p in curve_a if p >= row.from_procs)
+        values = [curve_a[p].iops for p in procs]
+        if row.check == "flat":
+            spread = max(values) / min(values) - 1.0
+            return RowResult(row, f"flat within {tol:.0%} from {row.from_procs} procs",
+                             spread, None, spread <= tol)
+        worst = min(b / a for a, b in zip(values, values[1:]))
+        return RowResult(row, f"each step >= previous x {1 - tol:.2f}", worst, None, worst >= 1.0 - tol)
+    sim = metric_value(row.metric, curve_a)
+    if curve_b is not None:
+        sim = sim / metric_value(row.b_metric, curve_b)
+    if row.check == "greater":
+        return RowResult(row, f"> {1 + tol:.2f} (ratio a/b)", sim, None, sim > 1.0 + tol)
+    pub = float(row.published)
+    rel = (sim - pub) / pub if pub else None
+    if row.check == "figure":
+        ok = rel is not None and abs(rel) <= tol
+    elif row.check == "at_least":
+        ok = sim >= pub * (1.0 - tol)
+    else:  # at_most
+        ok = sim <= pub * (1.0 + tol)
+    return RowResult(row, pub, sim, rel, ok)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    rows: list[RowResult]
+    labels: list[str]
+    runs: int
+    ios: int
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok is not False for r in self.rows)
+
+    def to_json(self) -> dict:
+        return {"suite": SUITE, "rows": [r.to_json(lbl) for r, lbl in zip(self.rows, self.labels)],
+                "ok": self.ok, "runs": self.runs, "simulated_ios": self.ios}
+
+
+def run_suite(jobs: int = 1, duration_s: float = 0.2, warmup_s: float = 0.05, seed: int = 1) -> SuiteResult:
+    """Run every case the reference names and check every row."""
+    defaults, rows = load_reference()
+    keys: list[tuple] = []
+    for row in rows:
+        for spec in (row.a, row.b):
+            if spec is not None:
+                k = case_key(spec, defaults)
+                if k not in keys:
+                    keys.append(k)
+    procs = [int(p) for p in defaults["procs"]]
+    cases = [IobenchCase(device=defaults["device"], filesystem=fs, kernel=kernel,
+                         mount_options=defaults["mount_options"], io_mode=mode, pattern=pattern,
+                         block_bytes=bs, processes=p, data_files=files, duration_s=duration_s,
+                         warmup_s=warmup_s, seed=seed)
+             for (fs, kernel, mode, pattern, bs, files) in keys for p in procs]
+    results = run_cases(cases, jobs=jobs)
+    curves: dict[tuple, dict[int, IobenchResult]] = {k: {} for k in keys}
+    for case, res in zip(cases, results):
+        k = (case.filesystem, case.kernel, case.io_mode, case.pattern, case.block_bytes, case.data_files)
+        curves[k][case.processes] = res
+    out, labels = [], []
+    for row in rows:
+        ka = case_key(row.a, defaults)
+        kb = case_key(row.b, defaults) if row.b is not None else None
+        out.append(evaluate(row, curves[ka], curves[kb] if kb else None))
+        label = case_label(ka) + (f" vs {case_label(kb)}" if kb else "")
+        labels.append(label)
+    return SuiteResult(out, labels, len(cases), sum(r.ios_measured for r in results))
+
+
+def _fmt(v: float | str | None) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if math.isnan(v):
+        return "nan"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def format_table(res: SuiteResult) -> str:
+    """published | simulated | error | tolerance | ok per row, then a closing count."""
+    header = ("id", "case", "metric", "published", "simulated", "error", "tol", "ok")
+    lines = []
+    for r, label in zip(res.rows, res.labels):
+        metric = r.row.metric if r.row.b is None else f"{r.row.metric}/{r.row.b_metric}"
+        ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
+        err = "-" if r.rel_error is None else f"{r.rel_error:+.1%}"
+        lines.append((r.row.id, label, metric, _fmt(r.published), _fmt(r.simulated), err,
+                      f"{r.row.tolerance:.0%}", ok))
+    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    text = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    text += [fmt.format(*l) for l in lines]
+    n_ok = sum(r.ok is True for r in res.rows)
+    n_fail = sum(r.ok is False for r in res.rows)
+    n_nm = sum(r.ok is None for r in res.rows)
+    text.append("")
+    for r in res.rows:
+        if r.ok is None:
+            text.append(f"not modelled: {r.row.id}: {r.row.reason}")
+    text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} not modelled "
+                f"({res.runs} runs, {res.ios:,} simulated I/Os)")
+    return "\n".join(text)
