@@ -305,8 +305,12 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
                          "a built-in profile (" + ", ".join(builtin_profile_names()) + ") or a JSON file")
     for fs in hw["filesystem"]:
         for kernel in hw["kernel"]:
-            make_spec(fs, kernel, "" if fs == "raw" else hw["mount_options"],
-                      source=where("hardware", "mount_options"))
+            try:
+                make_spec(fs, kernel, "" if fs == "raw" else hw["mount_options"],
+                          source=where("hardware", "mount_options"))
+            except InputError as err:
+                raise InputError(err.source, f"hardware.{err.field}",
+                                 f"{err.problem} (filesystem {fs}, kernel {kernel})", err.allowed) from None
     wl, run = values["workload"], values["run"]
     if "raw" in hw["filesystem"] and "fsync" in wl["io_mode"]:
         raise InputError(where("workload", "io_mode"), "workload.io_mode",

@@ -1,0 +1,212 @@
+"""The `innosim` command: iobench, run, validate, profiles.
+
+Bad input (arguments, scenario files, profiles) ends with one line on stderr naming the source,
+the field and what is allowed, and exit code 2. Nothing is written before all input is checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from models.device import builtin_profile_names, load_profile
+from models.errors import InputError
+
+SUITES = ("iobench",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise InputError(self.prog, "", message, f"see {self.prog} --help")
+
+
+def _split(flag: str, text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise InputError(flag, "", f"{text!r} is not a comma-separated list", "e.g. 1,4,16")
+    return items
+
+
+def _ints(flag: str, text: str) -> list[int]:
+    out = []
+    for t in _split(flag, text):
+        if not t.isdigit():
+            raise InputError(flag, "", f"{t!r} is not a whole number", "positive whole numbers, comma-separated")
+        out.append(int(t))
+    return out
+
+
+# Command-line flags of `iobench` and the scenario keys they set.
+_IOBENCH_FLAGS = {
+    "--device": ("hardware", "device"),
+    "--fs": ("hardware", "filesystem"),
+    "--kernel": ("hardware", "kernel"),
+    "--mount-options": ("hardware", "mount_options"),
+    "--files": ("hardware", "data_files"),
+    "--page-cache": ("hardware", "page_cache"),
+    "--workload": ("workload", "pattern"),
+    "--bs": ("workload", "block_size"),
+    "--procs": ("workload", "processes"),
+    "--mode": ("workload", "io_mode"),
+    "--data-size": ("workload", "data_size"),
+    "--duration": ("run", "duration"),
+    "--warmup": ("run", "warmup"),
+    "--seed": ("run", "seed"),
+}
+
+
+def _iobench_scenario(args):
+    from sim.config import scenario_from_dict
+
+    doc: dict = {"hardware": {}, "workload": {"kind": "iobench"}, "run": {}}
+    raw = {
+        "--device": args.device, "--fs": _split("--fs", args.fs), "--kernel": _split("--kernel", args.kernel),
+        "--files": _ints("--files", args.files), "--workload": _split("--workload", args.workload),
+        "--bs": _split("--bs", args.bs), "--procs": _ints("--procs", args.procs),
+        "--mode": _split("--mode", args.mode), "--duration": args.duration, "--warmup": args.warmup,
+        "--data-size": args.data_size, "--page-cache": args.page_cache,
+    }
+    if args.seed is not None:
+        if not args.seed.isdigit():
+            raise InputError("--seed", "", f"{args.seed!r} is not a whole number", "0 or more")
+        raw["--seed"] = int(args.seed)
+    if args.mount_options is not None:
+        raw["--mount-options"] = args.mount_options
+    if raw["--fs"] == ["raw"] and args.mount_options is None:
+        raw["--mount-options"] = ""
+    for flag, value in raw.items():
+        section, key = _IOBENCH_FLAGS[flag]
+        doc[section][key] = [v.lower() if flag == "--workload" else v for v in value] \
+            if isinstance(value, list) else value
+    try:
+        return scenario_from_dict(doc, "innosim iobench", name="iobench")
+    except InputError as err:
+        flag = next((f for f, sk in _IOBENCH_FLAGS.items() if err.field == f"{sk[0]}.{sk[1]}"), err.field)
+        raise InputError(flag, "", err.problem, err.allowed) from None
+
+
+def _cmd_iobench(args) -> int:
+    from sim.iobench import cases_from_scenario, default_jobs, run_cases
+    from sim.report import iobench_json, iobench_table
+
+    scn = _iobench_scenario(args)
+    if "raw" in scn.hardware.filesystem and len(scn.hardware.filesystem) > 1 \
+            and args.mount_options is not None and args.mount_options.strip():
+        print("innosim: note: mount options apply to ext4/xfs only, not to raw", file=sys.stderr)
+    cases = cases_from_scenario(scn)
+    results = run_cases(cases, jobs=args.jobs or default_jobs())
+    print(iobench_json(results) if args.json else iobench_table(results))
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from sim.config import load_scenario
+    from sim.iobench import cases_from_scenario, default_jobs, run_cases
+    from sim.report import iobench_json, iobench_series_csv, iobench_table, write_atomic
+
+    scn = load_scenario(args.scenario, args.set or [])
+    out_dir = Path(args.output) if args.output else None
+    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+        raise InputError(str(out_dir), "-o", "exists and is not a directory", "a directory path")
+    if "server" in scn.present_sections:
+        print(f"innosim: note: {scn.source}: [server] settings have no effect on an iobench workload",
+              file=sys.stderr)
+    cases = cases_from_scenario(scn)
+    results = run_cases(cases, jobs=args.jobs or default_jobs())
+    print(f"scenario {scn.name} ({scn.source}): {len(cases)} run(s), device {scn.hardware.device}, "
+          f"{scn.run.duration_s:g}s measured after {scn.run.warmup_s:g}s warm-up, seed {scn.run.seed}")
+    print(iobench_json(results) if args.json else iobench_table(results))
+    if out_dir is not None:
+        write_atomic(out_dir / "results.json", iobench_json(results) + "\n")
+        write_atomic(out_dir / "series.csv", iobench_series_csv(results))
+        print(f"wrote {out_dir / 'results.json'} and {out_dir / 'series.csv'}", file=sys.stderr)
+    return 0
+
+
+def _cmd_validate(args) -> int:
+    if args.suite not in SUITES:
+        raise InputError("innosim validate", "", f"{args.suite!r} is not a suite", ", ".join(SUITES))
+    from sim.iobench import default_jobs
+    from validation import iobench as suite
+
+    res = suite.run_suite(jobs=args.jobs or default_jobs())
+    if args.json:
+        print(json.dumps(res.to_json(), indent=2))
+    else:
+        print(suite.format_table(res))
+    return 0 if res.ok else 1
+
+
+def _cmd_profiles(args) -> int:
+    for name in builtin_profile_names():
+        p = load_profile(name)
+        print(f"{name}: {p.description}\n  source: {p.source}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="innosim", description="Discrete-event simulator of InnoDB flushing and filesystem I/O.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub.required = True
+
+    io = sub.add_parser("iobench", help="replay IObench-style random I/O on a device and filesystem")
+    io.add_argument("--device", default="fusionio-2012", help="built-in profile name or JSON file")
+    io.add_argument("--fs", default="xfs", help="raw, ext4, xfs (comma-separated for several)")
+    io.add_argument("--kernel", default="2012", help="2012 or modern (comma-separated for several)")
+    io.add_argument("--mode", default="direct", help="direct (O_DIRECT) or fsync (write()+fsync())")
+    io.add_argument("--bs", default="4K,16K", help="block sizes, e.g. 4K,16K")
+    io.add_argument("--procs", default="1,4,16,64,128,256", help="concurrent processes")
+    io.add_argument("--files", default="1", help="data files the data set is spread over")
+    io.add_argument("--workload", default="wrnd", help="rrnd, wrnd, rwrnd")
+    io.add_argument("--mount-options", default=None, help="default noatime,nodiratime,nobarrier")
+    io.add_argument("--data-size", default="128G", help="data set size")
+    io.add_argument("--page-cache", default="0", help="page cache for buffered reads")
+    io.add_argument("--duration", default="0.2s", help="measured simulated time per run")
+    io.add_argument("--warmup", default="0.05s", help="simulated warm-up before measuring")
+    io.add_argument("--seed", default=None, help="random seed (default 1)")
+    io.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    io.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    io.set_defaults(func=_cmd_iobench)
+
+    run = sub.add_parser("run", help="run a scenario file")
+    run.add_argument("scenario", help="scenario TOML file")
+    run.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
+    run.add_argument("-o", "--output", help="directory for results.json and series.csv")
+    run.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    run.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    run.set_defaults(func=_cmd_run)
+
+    val = sub.add_parser("validate", help="compare the simulator with published figures")
+    val.add_argument("suite", help="suite name: " + ", ".join(SUITES))
+    val.add_argument("--json", action="store_true", help="print JSON")
+    val.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    val.set_defaults(func=_cmd_validate)
+
+    prof = sub.add_parser("profiles", help="list built-in device profiles")
+    prof.set_defaults(func=_cmd_profiles)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "jobs", 0) is not None and getattr(args, "jobs", 0) < 0:
+            raise InputError("--jobs", "", "must be 0 (all cores) or more", ">= 0")
+        return args.func(args)
+    except InputError as err:
+        text = str(err)
+        print(text if text.startswith("innosim") else f"innosim: {text}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("innosim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

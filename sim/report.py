@@ -1,0 +1,76 @@
+"""Text tables and output files for results (CLI and validation use these)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from sim.iobench import IobenchResult
+from sim.units import format_size
+
+IOBENCH_COLUMNS = ("fs", "kernel", "mode", "workload", "bs", "files", "procs", "IOPS", "MiB/s",
+                   "mean ms", "p99 ms", "lock wait %")
+
+
+def iobench_row(r: IobenchResult) -> tuple[str, ...]:
+    c = r.case
+    return (c.filesystem, "-" if c.filesystem == "raw" else c.kernel, c.io_mode, c.pattern,
+            format_size(c.block_bytes), str(c.data_files), str(c.processes), f"{r.iops:,.0f}",
+            f"{r.mib_s:,.1f}", f"{r.lat_mean_s * 1e3:.3f}", f"{r.lat_p99_s * 1e3:.3f}",
+            f"{100 * r.lock_wait_share:.1f}")
+
+
+def format_rows(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned text columns; numbers right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def fmt(cells):
+        out = []
+        for i, cell in enumerate(cells):
+            numeric = cell[:1].isdigit() or cell[:1] == "-" and cell[1:2].isdigit()
+            out.append(cell.rjust(widths[i]) if numeric else cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    lines = [fmt(header), "  ".join("-" * w for w in widths)]
+    lines += [fmt(r) for r in rows]
+    return "\n".join(lines)
+
+
+def iobench_table(results: list[IobenchResult]) -> str:
+    return format_rows(IOBENCH_COLUMNS, [iobench_row(r) for r in results])
+
+
+def iobench_json(results: list[IobenchResult], series: bool = False) -> str:
+    return json.dumps({"results": [r.to_dict(series=series) for r in results]}, indent=2)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file whole or not at all: a temporary file in the same folder, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def iobench_series_csv(results: list[IobenchResult]) -> str:
+    """Per-interval IOPS of every case: one row per (case, interval)."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["case", "t_s", "iops"])
+    for r in results:
+        c = r.case
+        if not r.iops_series:
+            continue
+        step = c.duration_s / len(r.iops_series)
+        for i, v in enumerate(r.iops_series):
+            w.writerow([c.label(), f"{c.warmup_s + (i + 1) * step:.6f}", f"{v:.1f}"])
+    return buf.getvalue()

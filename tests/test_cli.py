@@ -1,0 +1,97 @@
+"""The command line: tables, JSON, files, and one-line errors with exit code 2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_iobench_table_and_json(capsys):
+    code, out, err = run_cli(capsys, "iobench", "--fs", "xfs", "--kernel", "2012", "--mode", "direct",
+                             "--bs", "4K", "--procs", "1,4", "--workload", "wrnd", "--duration", "50ms",
+                             "--jobs", "1")
+    assert code == 0, err
+    assert "IOPS" in out and "lock wait %" in out and out.count("xfs") == 2
+    code, out, _ = run_cli(capsys, "iobench", "--fs", "raw", "--bs", "4K", "--procs", "4", "--duration", "50ms",
+                           "--json", "--jobs", "1")
+    doc = json.loads(out)
+    r = doc["results"][0]
+    assert code == 0 and r["case"]["filesystem"] == "raw"
+    for key in ("iops", "mib_s", "lat_mean_s", "lat_p99_s", "lock_wait_share"):
+        assert key in r
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["iobench", "--procs", "4,x"], "--procs"),
+    (["iobench", "--procs", ""], "--procs"),
+    (["iobench", "--fs", "zfs"], "--fs"),
+    (["iobench", "--bs", "huge"], "--bs"),
+    (["iobench", "--bs", "2M"], "--bs"),
+    (["iobench", "--fs", "raw", "--mode", "fsync"], "--mode"),
+    (["iobench", "--workload", "seqread"], "--workload"),
+    (["iobench", "--kernel", "modern"], "--mount-options"),
+    (["iobench", "--duration", "forever"], "--duration"),
+    (["iobench", "--seed", "-3"], "--seed"),
+    (["iobench", "--device", "/nonexistent.json"], "--device"),
+    (["iobench", "--jobs", "-1"], "--jobs"),
+    (["validate", "nosuch"], "nosuch"),
+    (["run", "/nonexistent.toml"], "/nonexistent.toml"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_arguments_one_line_exit_2(capsys, args, needle):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2
+    assert needle in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert out == ""
+
+
+def test_run_writes_results_and_keeps_old_files_on_bad_input(capsys, tmp_path):
+    scen = ROOT / "scenarios" / "seed-iobench-raw.toml"
+    out_dir = tmp_path / "out"
+    code, out, err = run_cli(capsys, "run", str(scen), "--set", "workload.processes=[4]",
+                             "--set", "workload.pattern=wrnd", "--set", "run.duration=50ms", "-o", str(out_dir),
+                             "--jobs", "1")
+    assert code == 0, err
+    results = json.loads((out_dir / "results.json").read_text())["results"]
+    assert len(results) == 2  # 4K and 16K
+    assert (out_dir / "series.csv").read_text().startswith("case,t_s,iops")
+    before = (out_dir / "results.json").read_text()
+    code, _, err = run_cli(capsys, "run", str(scen), "--set", "workload.processes=[0]", "-o", str(out_dir))
+    assert code == 2 and "workload.processes" in err
+    assert (out_dir / "results.json").read_text() == before
+
+
+def test_run_bad_scenario_file(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[workload]\nprocesses = \"many\"\n")
+    code, _, err = run_cli(capsys, "run", str(bad))
+    assert code == 2
+    assert str(bad) in err and "workload.processes" in err and "allowed" in err
+
+
+def test_console_script_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[run]\nseed = \"x\"\n")
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(bad)], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "run.seed" in proc.stderr
+
+
+def test_profiles_lists_builtin(capsys):
+    code, out, _ = run_cli(capsys, "profiles")
+    assert code == 0 and "fusionio-2012" in out

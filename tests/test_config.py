@@ -1,0 +1,115 @@
+"""Scenario loading: defaults, units, overrides, and every kind of bad input."""
+
+from pathlib import Path
+
+import pytest
+
+from models.errors import InputError
+from sim.config import SCHEMA, load_scenario, parse_override, scenario_from_dict
+from sim.iobench import cases_from_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_defaults_and_units(tmp_path):
+    p = write(tmp_path, """
+[server]
+innodb_log_file_size = "3G"
+innodb_page_size = "16K"
+innodb_doublewrite = "OFF"
+[hardware]
+filesystem = "ext4"
+[workload]
+block_size = ["4K", "16K"]
+processes = [1, 4]
+[run]
+duration = "250ms"
+""")
+    s = load_scenario(p)
+    assert s.server.innodb_log_file_size_bytes == 3 << 30
+    assert s.server.innodb_page_size_bytes == 16384
+    assert s.server.innodb_doublewrite is False
+    assert s.server.innodb_buffer_pool_instances == 8
+    assert s.hardware.filesystem == ("ext4",)
+    assert s.workload.block_bytes == (4096, 16384)
+    assert s.run.duration_s == pytest.approx(0.25)
+    assert len(cases_from_scenario(s)) == 4
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_scenarios_load(path):
+    s = load_scenario(path)
+    assert cases_from_scenario(s)
+
+
+def test_overrides(tmp_path):
+    p = write(tmp_path, "[hardware]\nfilesystem = \"ext4\"\n")
+    s = load_scenario(p, ["hardware.filesystem=xfs", "workload.processes=[1,2,3]", "run.seed=7",
+                          "hardware.mount_options=noatime,nobarrier"])
+    assert s.hardware.filesystem == ("xfs",)
+    assert s.workload.processes == (1, 2, 3)
+    assert s.run.seed == 7
+    assert s.hardware.mount_options == "noatime,nobarrier"
+    assert parse_override("run.duration=\"1s\"") == ("run", "duration", "1s")
+
+
+@pytest.mark.parametrize("text,overrides,source,field,match", [
+    ("[srever]\n", [], "s.toml", "srever", "unknown section"),
+    ("[run]\nduraton = 1\n", [], "s.toml", "run.duraton", "unknown key"),
+    ("[server]\ninnodb_page_size = \"3K\"\n", [], "s.toml", "server.innodb_page_size", "not allowed"),
+    ("[server]\ninnodb_page_size = \"64K\"\n", [], "s.toml", "server.innodb_page_size", "not allowed"),
+    ("[server]\ninnodb_buffer_pool_instances = 65\n", [], "s.toml", "server.innodb_buffer_pool_instances", "out of range"),
+    ("[server]\ninnodb_buffer_pool_instances = \"8\"\n", [], "s.toml", "server.innodb_buffer_pool_instances", "whole number"),
+    ("[server]\ninnodb_log_file_size = \"lots\"\n", [], "s.toml", "server.innodb_log_file_size", "not valid"),
+    ("[server]\ninnodb_io_capacity = 4000\ninnodb_io_capacity_max = 2000\n", [], "s.toml",
+     "server.innodb_io_capacity_max", "below"),
+    ("[server]\ninnodb_log_file_size = \"300G\"\n", [], "s.toml", "server.innodb_log_file_size", "512G"),
+    ("[workload]\nprocesses = 0\n", [], "s.toml", "workload.processes", "out of range"),
+    ("[workload]\nprocesses = []\n", [], "s.toml", "workload.processes", "empty"),
+    ("[workload]\ndata_size = [\"1G\"]\n", [], "s.toml", "workload.data_size", "not a list"),
+    ("[workload]\nblock_size = \"1000\"\n", [], "s.toml", "workload.block_size", "multiple of 512"),
+    ("[hardware]\nfilesystem = \"raw\"\nmount_options = \"\"\n[workload]\nio_mode = \"fsync\"\n", [], "s.toml",
+     "workload.io_mode", "O_DIRECT only"),
+    ("[hardware]\nkernel = \"modern\"\n", [], "s.toml", "hardware.mount_options", "removed"),
+    ("[hardware]\ndevice = \"nope\"\n", [], "s.toml", "hardware.device", "not found"),
+    ("[run]\nresolution = \"1s\"\nduration = \"100ms\"\n", [], "s.toml", "run.resolution", "longer"),
+    ("", ["run.seed=-1"], "--set", "run.seed", "out of range"),
+    ("", ["hardware.filesystem=btrfs"], "--set", "hardware.filesystem", "not allowed"),
+    ("", ["bogus.key=1"], "--set", "bogus.key", "unknown section"),
+    ("", ["run.speed=1"], "--set", "run.speed", "unknown key"),
+    ("", ["noequals"], "--set", "noequals", "section.key=value"),
+])
+def test_bad_input_names_source_field_and_allowed(tmp_path, text, overrides, source, field, match):
+    p = write(tmp_path, text)
+    with pytest.raises(InputError) as err:
+        load_scenario(p, overrides)
+    e = err.value
+    assert e.source.endswith(source)
+    assert e.field == field
+    assert match in str(e)
+    assert "\n" not in str(e)
+
+
+def test_bad_toml_and_missing_file(tmp_path):
+    p = write(tmp_path, "[run\nseed = 1\n")
+    with pytest.raises(InputError, match="invalid TOML.*line 1"):
+        load_scenario(p)
+    with pytest.raises(InputError, match="no such scenario"):
+        load_scenario(tmp_path / "missing.toml")
+
+
+def test_every_key_documents_what_is_allowed():
+    for section, keys in SCHEMA.items():
+        for name, key in keys.items():
+            assert key.allowed(), f"{section}.{name}"
+
+
+def test_scenario_from_dict_rejects_non_table_section():
+    with pytest.raises(InputError, match="must be a table"):
+        scenario_from_dict({"run": 5}, "x")

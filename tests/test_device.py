@@ -1,0 +1,190 @@
+"""Device model: profile validation, the pure scheduling step, capacity, Little's law, GC."""
+
+import json
+
+import numpy as np
+import pytest
+import simpy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from models.device import READ, WRITE, Device, builtin_profile_names, load_profile, profile_from_dict
+from models.errors import InputError
+
+
+def simple_profile(k=2, cap=50_000, lat=100e-6, cv=0.0, assignment="pooled", **extra):
+    doc = {"name": "t", "source": "test", "parallelism": k, "host_overhead_s": 0.0,
+           "unit_assignment": assignment,
+           "classes": {"read": {"4096": {"capacity_iops": cap, "latency_qd1_s": lat, "service_cv": cv}},
+                       "write": {"4096": {"capacity_iops": cap, "latency_qd1_s": lat, "service_cv": cv}}}}
+    doc.update(extra)
+    return profile_from_dict(doc, "test")
+
+
+def test_builtin_fusionio_profile_matches_seed_maxima():
+    p = load_profile("fusionio-2012")
+    assert "fusionio-2012" in builtin_profile_names()
+    assert p.op_class(READ, 4096).capacity_iops == 100_000
+    assert p.op_class(READ, 16384).capacity_iops == 35_000
+    assert p.op_class(WRITE, 4096).capacity_iops == 100_000
+    assert p.op_class(WRITE, 16384).capacity_iops == 60_000
+    assert p.capacity_iops(0.5, 4096) == pytest.approx(78_000)
+    assert p.capacity_iops(0.5, 16384) == pytest.approx(60_000)
+    assert "Kravtchuk" in p.source
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d.pop("parallelism"), "parallelism"),
+    (lambda d: d.update(parallelism=0), "parallelism"),
+    (lambda d: d.update(bogus=1), "bogus"),
+    (lambda d: d["classes"]["read"]["4096"].update(capacity_iops="fast"), "classes.read.4096.capacity_iops"),
+    (lambda d: d["classes"]["read"]["4096"].update(latency_qd1_s=1e-6), "classes.read.4096"),
+    (lambda d: d["classes"].pop("write"), "classes"),
+    (lambda d: d["classes"]["read"].update({"4k": {"capacity_iops": 1, "latency_qd1_s": 1}}), "classes.read.4k"),
+    (lambda d: d.update(unit_assignment="random"), "unit_assignment"),
+])
+def test_profile_errors_name_the_field(mutate, field):
+    doc = json.loads((__import__("importlib").resources.files("models") / "profiles" / "fusionio-2012.json").read_text())
+    mutate(doc)
+    with pytest.raises(InputError) as err:
+        profile_from_dict(doc, "p.json")
+    assert err.value.source == "p.json"
+    assert err.value.field == field
+
+
+def test_profile_file_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(InputError, match="line 1"):
+        load_profile(str(bad))
+    with pytest.raises(InputError, match="no such device profile"):
+        load_profile(str(tmp_path / "missing.json"))
+
+
+def test_unloaded_latency_is_qd1_latency():
+    p = simple_profile(k=4, cap=40_000, lat=100e-6)
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    assert dev.schedule(0.0, READ, 4096) == pytest.approx(100e-6)
+    # A second I/O long after: the device is idle again.
+    assert dev.schedule(1.0, WRITE, 4096) == pytest.approx(1.0 + 100e-6)
+
+
+def test_pooled_is_fcfs_k_server():
+    # k = 2, service 2/50K = 40 us, pipeline 60 us: the third simultaneous I/O waits 40 us.
+    p = simple_profile(k=2, cap=50_000, lat=100e-6)
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    done = [dev.schedule(0.0, READ, 4096) for _ in range(3)]
+    assert done[0] == pytest.approx(100e-6)
+    assert done[1] == pytest.approx(100e-6)
+    assert done[2] == pytest.approx(140e-6)
+    assert dev.stats.queue_wait_sum_s == pytest.approx(40e-6)
+
+
+@given(k=st.integers(1, 8), n=st.integers(1, 400), cv=st.sampled_from([0.0, 0.3, 1.0]),
+       assignment=st.sampled_from(["pooled", "striped"]), seed=st.integers(0, 2**32 - 1))
+def test_throughput_never_exceeds_capacity(k, n, cv, assignment, seed):
+    """A burst of n I/Os at t=0 cannot finish faster than capacity allows (up to service noise)."""
+    cap = 50_000.0
+    p = simple_profile(k=k, cap=cap, lat=k / cap + 20e-6, cv=cv, assignment=assignment)
+    dev = Device(simpy.Environment(), p, np.random.default_rng(seed))
+    ends = [dev.schedule(0.0, WRITE, 4096) for _ in range(n)]
+    busy = dev.stats.busy_sum_s
+    # The servers together did `busy` seconds of work; with k of them the last start is at
+    # least busy/k - one service after zero, so the rate n/makespan is bounded by k*n/busy.
+    makespan = max(ends)
+    assert n / makespan <= k * n / busy * (1 + 1e-9) + 1e-9
+    if cv == 0.0:
+        assert n / makespan <= cap * (1 + 1e-9)
+
+
+def closed_loop(profile, n, seconds, op=READ, seed=1, size=4096):
+    env = simpy.Environment()
+    dev = Device(env, profile, np.random.default_rng(seed))
+    lat, samples = [], []
+    warm = seconds / 5
+
+    def user():
+        while True:
+            t0 = env.now
+            yield dev.submit(op, size)
+            if env.now >= warm:
+                lat.append(env.now - t0)
+
+    def sampler():
+        rng = np.random.default_rng(seed + 1)
+        yield env.timeout(warm)
+        while True:
+            yield env.timeout(float(rng.exponential(seconds / 2000)))
+            samples.append(dev.outstanding(env.now))
+
+    for _ in range(n):
+        env.process(user())
+    env.process(sampler())
+    env.run(until=seconds)
+    return len(lat) / (seconds - warm), float(np.mean(lat)), float(np.mean(samples))
+
+
+@given(n=st.integers(1, 48), assignment=st.sampled_from(["pooled", "striped"]),
+       cv=st.sampled_from([0.0, 0.3, 1.0]))
+def test_littles_law_holds_at_the_device(n, assignment, cv):
+    """Time-average outstanding I/Os (sampled at random times) = throughput x mean latency."""
+    p = simple_profile(k=3, cap=60_000, lat=100e-6, cv=cv, assignment=assignment)
+    x, r, l_sampled = closed_loop(p, n, 0.25)
+    assert x * r == pytest.approx(n, rel=0.05)
+    assert l_sampled == pytest.approx(n, rel=0.05)
+
+
+def test_striped_units_reproduce_measured_soft_knee():
+    """Intel D3-S4610 4K randread (shared/data/fio, fioplot, fio-3.1): R0 125 us, max 63.9K;
+    measured share of max at QD 1..64: 12, 24, 46, 77, 95, 99, 100 %. Three striped units give
+    the same knee; pooled servers saturate by QD 8."""
+    measured = {1: 0.12, 2: 0.24, 4: 0.46, 8: 0.77, 16: 0.95, 32: 0.99, 64: 1.0}
+    striped = simple_profile(k=3, cap=63_862, lat=125e-6, cv=0.3, assignment="striped")
+    pooled = simple_profile(k=3, cap=63_862, lat=125e-6, cv=0.3, assignment="pooled")
+    for qd, share in measured.items():
+        x, _, _ = closed_loop(striped, qd, 0.3)
+        assert x / 63_862 == pytest.approx(share, abs=0.06), qd
+    x8, _, _ = closed_loop(pooled, 8, 0.3)
+    assert x8 / 63_862 > 0.9
+
+
+def test_depth_curve_lowers_deep_queue_reads_only_for_pure_streams():
+    p = load_profile("fusionio-2012")
+    x64, _, _ = closed_loop(p, 64, 0.2, READ)
+    x256, _, _ = closed_loop(p, 256, 0.2, READ)
+    assert x64 == pytest.approx(100_000, rel=0.05)
+    assert x256 == pytest.approx(80_000, rel=0.05)
+
+
+def test_gc_stalls_raise_the_tail():
+    base = simple_profile(k=4, cap=80_000, lat=80e-6, cv=0.2)
+    gc = simple_profile(k=4, cap=80_000, lat=80e-6, cv=0.2, gc={"erases_per_write": 0.01, "stall_s": 0.002})
+
+    def p99(profile):
+        env = simpy.Environment()
+        dev = Device(env, profile, np.random.default_rng(3))
+        lat = []
+
+        def user():
+            while True:
+                t0 = env.now
+                yield dev.submit(WRITE, 4096)
+                lat.append(env.now - t0)
+        for _ in range(8):
+            env.process(user())
+        env.run(until=0.3)
+        return float(np.percentile(lat, 99)), dev.stats.gc_stalls
+
+    t_base, n0 = p99(base)
+    t_gc, n1 = p99(gc)
+    assert n0 == 0 and n1 > 50
+    assert t_gc > 3 * t_base
+
+
+def test_flush_costs_only_with_a_volatile_cache():
+    p = simple_profile(volatile_write_cache=True, flush_s=1e-3)
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    assert dev.schedule_flush(0.0) == pytest.approx(1e-3)
+    q = simple_profile(volatile_write_cache=False, flush_s=1e-3)
+    dev2 = Device(simpy.Environment(), q, np.random.default_rng(1))
+    assert dev2.schedule_flush(0.5) == 0.5

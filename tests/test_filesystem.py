@@ -1,0 +1,131 @@
+"""Filesystem paths: lock modes per kernel era, the journal, mount-option rules."""
+
+import numpy as np
+import pytest
+import simpy
+
+from models.device import Device, load_profile, profile_from_dict
+from models.errors import InputError
+from models.filesystem import Filesystem, FsCosts, Tally, make_spec
+from sim.iobench import IobenchCase, run_case
+
+
+def make_fs(kind, kernel, files=1, opts="noatime,nobarrier", profile=None):
+    env = simpy.Environment()
+    dev = Device(env, profile or load_profile("fusionio-2012"), np.random.default_rng(1))
+    return env, dev, Filesystem(env, dev, make_spec(kind, kernel, "" if kind == "raw" else opts), files)
+
+
+def max_in_flight(kind, kernel, path, n_procs=8, opts="noatime,nobarrier"):
+    """Largest number of device I/Os in flight at once from n writers on one file."""
+    env, dev, fs = make_fs(kind, kernel, opts=opts)
+    peak = [0]
+
+    def proc():
+        for _ in range(20):
+            yield from getattr(fs, path)(fs.files[0], 4096, Tally())
+            peak[0] = max(peak[0], dev.outstanding(env.now) + 1)
+
+    def watcher():
+        while True:
+            yield env.timeout(5e-6)
+            peak[0] = max(peak[0], dev.outstanding(env.now))
+
+    for _ in range(n_procs):
+        env.process(proc())
+    env.process(watcher())
+    env.run(until=0.05)
+    return peak[0]
+
+
+def test_ext4_2012_direct_write_one_in_flight_per_file():
+    assert max_in_flight("ext4", "2012", "direct_write") == 1
+
+
+def test_ext4_modern_and_xfs_allow_parallel_direct_writes():
+    assert max_in_flight("ext4", "modern", "direct_write", opts="noatime") > 4
+    assert max_in_flight("xfs", "2012", "direct_write") > 1
+    assert max_in_flight("xfs", "modern", "direct_write", opts="noatime") > 4
+
+
+def test_ext4_2012_plateau_is_one_over_host_plus_qd1_latency():
+    p = load_profile("fusionio-2012")
+    lat = p.host_overhead_s + p.op_class("write", 4096).latency_qd1_s
+    for procs in (1, 16):
+        r = run_case(IobenchCase(filesystem="ext4", io_mode="direct", pattern="wrnd", block_bytes=4096,
+                                 processes=procs))
+        assert r.iops == pytest.approx(1 / lat, rel=0.02)
+
+
+def test_xfs_2012_collapse_floor_is_one_over_capped_handoff():
+    c = FsCosts()
+    floor = 1 / (c.ilock_base_s + c.ilock_per_waiter_s * c.ilock_max_waiters)
+    r = run_case(IobenchCase(filesystem="xfs", io_mode="direct", pattern="wrnd", block_bytes=4096, processes=64))
+    assert r.iops == pytest.approx(floor, rel=0.02)
+    assert r.lock_wait_share > 0.9
+
+
+def test_ext4_dioread_nolock_removes_read_serialization():
+    base = run_case(IobenchCase(filesystem="ext4", pattern="rrnd", block_bytes=4096, processes=64))
+    nolock = run_case(IobenchCase(filesystem="ext4", pattern="rrnd", block_bytes=4096, processes=64,
+                                  mount_options="noatime,nobarrier,dioread_nolock"))
+    assert base.iops == pytest.approx(70_000, rel=0.03)
+    assert nolock.iops > 1.3 * base.iops
+    assert nolock.lock_wait_share == 0.0
+
+
+def test_one_commit_covers_every_inode_of_the_transaction():
+    env, dev, fs = make_fs("ext4", "2012", files=4)
+    done = []
+
+    def writer(i):
+        yield from fs.write_fsync(fs.files[i], 4096, Tally())
+        done.append(i)
+
+    for i in range(4):
+        env.process(writer(i))
+    env.run()
+    assert sorted(done) == [0, 1, 2, 3]
+    # All four inodes were dirtied in transaction 1; fewer commits than fsyncs.
+    assert 1 <= fs.journal.commits < 4
+    assert fs.journal.committed_tid >= 1
+
+
+def test_concurrent_fsync_on_one_file_never_deadlocks():
+    env, dev, fs = make_fs("ext4", "2012")
+    count = [0]
+
+    def writer():
+        for _ in range(50):
+            yield from fs.write_fsync(fs.files[0], 4096, Tally())
+            count[0] += 1
+
+    for _ in range(8):
+        env.process(writer())
+    env.run(until=1.0)
+    assert count[0] == 400
+
+
+def test_barriers_flush_a_volatile_cache_on_fsync():
+    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
+           "flush_s": 500e-6, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
+                                          for op in ("read", "write")}}
+    prof = profile_from_dict(doc, "t")
+    for opts, flushes in (("noatime", True), ("noatime,nobarrier", False)):
+        env, dev, fs = make_fs("ext4", "modern", opts=opts, profile=prof)
+        env.process(fs.write_fsync(fs.files[0], 4096, Tally()))
+        env.run()
+        assert (dev.stats.flushes > 0) == flushes
+
+
+@pytest.mark.parametrize("kind,kernel,opts,match", [
+    ("zfs", "2012", "", "not known"),
+    ("xfs", "1999", "", "kernel era"),
+    ("ext4", "2012", "noatime,turbo", "turbo"),
+    ("raw", "2012", "noatime", "no mount options"),
+    ("xfs", "2012", "dioread_nolock", "ext4 option"),
+    ("xfs", "modern", "nobarrier", "removed"),
+])
+def test_bad_filesystem_choices(kind, kernel, opts, match):
+    with pytest.raises(InputError, match=match):
+        make_spec(kind, kernel, opts)
