@@ -241,7 +241,8 @@ class DeviceStats:
     bytes: dict[str, int] = field(default_factory=lambda: {READ: 0, WRITE: 0})
     latency_sum_s: float = 0.0
     queue_wait_sum_s: float = 0.0
-    busy_sum_s: float = 0.0
+    busy_sum_s: float = 0.0        # unit time of everything admitted since the reset
+    carry_in_s: float = 0.0        # unit time still queued from before the reset
     flushes: int = 0
     gc_stalls: int = 0
 
@@ -343,6 +344,7 @@ class Device:
 
     def _seize(self, now: float, duration_s: float) -> float:
         """Occupy one unit for `duration_s` from when it frees; return the end time."""
+        self.stats.busy_sum_s += duration_s
         if self._striped:
             u = int(self._unit.next() * len(self._units))
             end = max(now, self._units[u]) + duration_s
@@ -369,5 +371,15 @@ class Device:
         now = self.env.now
         return self.env.timeout(self.schedule_flush(now) - now)
 
-    def reset_stats(self) -> None:
-        self.stats = DeviceStats()
+    def _backlog_s(self, now: float) -> float:
+        """Unit time scheduled after `now`. Work admitted by `now` that starts later starts when
+        its unit frees, so each unit is busy without a gap from `now` to its free time."""
+        units = self._units if self._striped else self._free
+        return sum(f - now for f in units if f > now)
+
+    def reset_stats(self, now: float = 0.0) -> None:
+        self.stats = DeviceStats(carry_in_s=self._backlog_s(now))
+
+    def busy_s(self, now: float) -> float:
+        """Unit time spent working between the last reset and `now` (all units together)."""
+        return self.stats.busy_sum_s + self.stats.carry_in_s - self._backlog_s(now)

@@ -101,12 +101,9 @@ def run_case(case: IobenchCase) -> IobenchResult:
     for p in range(case.processes):
         env.process(iobench_process(env, fs, wl, files, np.random.default_rng(streams[p + 1]), rec))
 
-    dev_snapshot = {}
-
     def mark_window_start():
         yield env.timeout(start)
-        device.reset_stats()
-        dev_snapshot["t"] = env.now
+        device.reset_stats(env.now)
 
     env.process(mark_window_start())
     env.run(until=end)
@@ -142,7 +139,7 @@ def run_case(case: IobenchCase) -> IobenchResult:
         lat_p99_s=p99,
         lock_wait_share=share,
         device_queue_mean=st.latency_sum_s / dur,
-        device_util=st.busy_sum_s / (profile.parallelism * dur),
+        device_util=device.busy_s(end) / (profile.parallelism * dur),
         ios_measured=n,
         ios_submitted=rec.submitted,
         ios_completed=rec.completed,

@@ -188,3 +188,16 @@ def test_flush_costs_only_with_a_volatile_cache():
     q = simple_profile(volatile_write_cache=False, flush_s=1e-3)
     dev2 = Device(simpy.Environment(), q, np.random.default_rng(1))
     assert dev2.schedule_flush(0.5) == 0.5
+
+
+def test_utilisation_counts_only_work_inside_the_window():
+    # k = 1, service 20 us (cap 50K), no pipeline: 10 I/Os at t=0 keep the unit busy until 200 us.
+    p = simple_profile(k=1, cap=50_000, lat=20e-6)
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    for _ in range(10):
+        dev.schedule(0.0, WRITE, 4096)
+    assert dev.busy_s(100e-6) == pytest.approx(100e-6)
+    dev.reset_stats(100e-6)
+    assert dev.stats.carry_in_s == pytest.approx(100e-6)
+    assert dev.busy_s(150e-6) == pytest.approx(50e-6)
+    assert dev.busy_s(1.0) == pytest.approx(100e-6)
