@@ -55,10 +55,11 @@ class DeviceProfile:
     gc_erases_per_write: float = 0.0
     gc_stall_s: float = 0.0
     description: str = ""
-    # "pooled": an I/O takes whichever server frees first (ideal parallelism).
-    # "striped": an I/O goes to the unit its address maps to, uniformly at random for random I/O,
-    # so requests collide on busy units while others idle (channel/die conflicts; fs-device.md 2.3).
-    unit_assignment: str = "pooled"
+    # Per operation. "pooled": an I/O takes whichever unit frees first (ideal parallelism; writes
+    # on a log-structured FTL, which places each write where the log is). "striped": an I/O goes to
+    # the unit its address maps to, uniformly at random for random I/O, so requests collide on busy
+    # units while others idle (channel/die conflicts; fs-device.md 2.3).
+    unit_assignment: dict[str, str] = field(default_factory=lambda: {READ: "pooled", WRITE: "pooled"})
 
     def op_class(self, op: str, size_bytes: int) -> OpClass:
         """Figures for (op, size): measured if present, else interpolated in log2(size)."""
@@ -170,9 +171,19 @@ def profile_from_dict(data: dict, src: str) -> DeviceProfile:
     gc = data.get("gc") or {}
     if not isinstance(gc, dict) or set(gc) - {"erases_per_write", "stall_s"}:
         raise InputError(src, "gc", "must be an object with erases_per_write and stall_s")
-    assignment = data.get("unit_assignment", "pooled")
-    if assignment not in UNIT_ASSIGNMENTS:
-        raise InputError(src, "unit_assignment", f"{assignment!r} is not known", ", ".join(UNIT_ASSIGNMENTS))
+    raw_assign = data.get("unit_assignment", "pooled")
+    if isinstance(raw_assign, str):
+        raw_assign = {READ: raw_assign, WRITE: raw_assign}
+    if not isinstance(raw_assign, dict) or set(raw_assign) - set(OPS):
+        raise InputError(src, "unit_assignment", f"{raw_assign!r} is not valid",
+                         "pooled, striped, or {\"read\": ..., \"write\": ...}")
+    assignment = {}
+    for op in OPS:
+        a = raw_assign.get(op, "pooled")
+        if a not in UNIT_ASSIGNMENTS:
+            raise InputError(src, f"unit_assignment.{op}" if isinstance(data.get("unit_assignment"), dict)
+                             else "unit_assignment", f"{a!r} is not known", ", ".join(UNIT_ASSIGNMENTS))
+        assignment[op] = a
     return DeviceProfile(
         unit_assignment=assignment,
         name=str(data["name"]),
@@ -253,9 +264,8 @@ class Device:
     def __init__(self, env, profile: DeviceProfile, rng: np.random.Generator) -> None:
         self.env = env
         self.profile = profile
-        self._free = [0.0] * profile.parallelism
-        self._units = [0.0] * profile.parallelism
-        self._striped = profile.unit_assignment == "striped"
+        self._units = [0.0] * profile.parallelism       # free time of each unit
+        self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
         self._inflight: list[float] = []
         self._read_ewma: float | None = None
         self._ewma_alpha = 1.0 / 256.0
@@ -315,18 +325,15 @@ class Device:
             f = depth_factor(self.outstanding(now) + 1, curve)
             service /= 1.0 - (1.0 - f) * purity
         service *= self._service_noise(cv)
-        if self._striped:
-            units = self._units
+        units = self._units
+        if self._striped_op[op]:
             u = int(self._unit.next() * len(units))
-            free = units[u]
-            start = now if free < now else free
-            end = start + service
-            units[u] = end
         else:
-            free = heapq.heappop(self._free)
-            start = now if free < now else free
-            end = start + service
-            heapq.heappush(self._free, end)
+            u = min(range(len(units)), key=units.__getitem__)
+        free = units[u]
+        start = now if free < now else free
+        end = start + service
+        units[u] = end
         done = end + pipeline
         heapq.heappush(self._inflight, done)
         if op == WRITE and self.profile.gc_erases_per_write > 0.0:
@@ -345,14 +352,10 @@ class Device:
     def _seize(self, now: float, duration_s: float) -> float:
         """Occupy one unit for `duration_s` from when it frees; return the end time."""
         self.stats.busy_sum_s += duration_s
-        if self._striped:
-            u = int(self._unit.next() * len(self._units))
-            end = max(now, self._units[u]) + duration_s
-            self._units[u] = end
-            return end
-        free = heapq.heappop(self._free)
-        end = max(now, free) + duration_s
-        heapq.heappush(self._free, end)
+        units = self._units
+        u = min(range(len(units)), key=units.__getitem__)
+        end = max(now, units[u]) + duration_s
+        units[u] = end
         return end
 
     def schedule_flush(self, now: float) -> float:
@@ -374,8 +377,7 @@ class Device:
     def _backlog_s(self, now: float) -> float:
         """Unit time scheduled after `now`. Work admitted by `now` that starts later starts when
         its unit frees, so each unit is busy without a gap from `now` to its free time."""
-        units = self._units if self._striped else self._free
-        return sum(f - now for f in units if f > now)
+        return sum(f - now for f in self._units if f > now)
 
     def reset_stats(self, now: float = 0.0) -> None:
         self.stats = DeviceStats(carry_in_s=self._backlog_s(now))

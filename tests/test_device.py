@@ -201,3 +201,20 @@ def test_utilisation_counts_only_work_inside_the_window():
     assert dev.stats.carry_in_s == pytest.approx(100e-6)
     assert dev.busy_s(150e-6) == pytest.approx(50e-6)
     assert dev.busy_s(1.0) == pytest.approx(100e-6)
+
+
+def test_unit_assignment_per_operation():
+    doc = {"name": "t", "source": "t", "parallelism": 3, "host_overhead_s": 0.0,
+           "unit_assignment": {"read": "striped", "write": "pooled"},
+           "classes": {op: {"4096": {"capacity_iops": 63_862, "latency_qd1_s": 125e-6, "service_cv": 0.3}}
+                       for op in ("read", "write")}}
+    p = profile_from_dict(doc, "t")
+    assert p.unit_assignment == {"read": "striped", "write": "pooled"}
+    xr, _, _ = closed_loop(p, 8, 0.3, READ)
+    xw, _, _ = closed_loop(p, 8, 0.3, WRITE)
+    assert xr / 63_862 == pytest.approx(0.77, abs=0.06)   # address-bound reads collide
+    assert xw / 63_862 > 0.9                              # writes go where a unit is free
+    doc["unit_assignment"] = {"read": "random"}
+    with pytest.raises(InputError) as err:
+        profile_from_dict(doc, "t")
+    assert err.value.field == "unit_assignment.read"
