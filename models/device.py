@@ -267,7 +267,7 @@ class Device:
         self._units = [0.0] * profile.parallelism       # free time of each unit
         self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
         self._inflight: list[float] = []
-        self._read_ewma: float | None = None
+        self._read_ewma: float | None = None     # read share of recent I/Os (about the last 256)
         self._ewma_alpha = 1.0 / 256.0
         self._classes: dict[tuple[str, int], tuple[float, float, float, tuple]] = {}
         self._mix_m50: dict[int, float] = {}
@@ -318,11 +318,12 @@ class Device:
         m50 = self._mix_m50[size]
         if m50 != 1.0:
             service *= mix_multiplier(self._read_ewma, m50)
+        n_outstanding = self.outstanding(now) + 1   # also drops completed entries: bounded memory
         if curve:
             # The curve was measured on a single-operation stream; a mixed stream has its own
             # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
             purity = abs(2.0 * self._read_ewma - 1.0)
-            f = depth_factor(self.outstanding(now) + 1, curve)
+            f = depth_factor(n_outstanding, curve)
             service /= 1.0 - (1.0 - f) * purity
         service *= self._service_noise(cv)
         units = self._units
@@ -338,7 +339,7 @@ class Device:
         heapq.heappush(self._inflight, done)
         if op == WRITE and self.profile.gc_erases_per_write > 0.0:
             if self._unit.next() < self.profile.gc_erases_per_write:
-                # An erase seizes one unit (the next to free, or a random one when striped).
+                # An erase seizes the unit that frees first, as a background GC would.
                 self._seize(now, self.profile.gc_stall_s)
                 self.stats.gc_stalls += 1
         st = self.stats

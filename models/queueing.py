@@ -78,8 +78,8 @@ def depth_factor(outstanding: int, curve: Sequence[Sequence[float]]) -> float:
     1.0 below the first point, flat beyond the last, linear in log2(depth) between points.
     Models devices whose throughput falls at very deep queues (host driver contention).
     """
-    if not curve or outstanding <= curve[0][0]:
-        return 1.0 if not curve or outstanding < curve[0][0] else float(curve[0][1])
+    if not curve or outstanding < curve[0][0]:
+        return 1.0
     if outstanding >= curve[-1][0]:
         return float(curve[-1][1])
     x = math.log2(outstanding)

@@ -218,3 +218,11 @@ def test_unit_assignment_per_operation():
     with pytest.raises(InputError) as err:
         profile_from_dict(doc, "t")
     assert err.value.field == "unit_assignment.read"
+
+
+def test_in_flight_bookkeeping_stays_bounded():
+    p = simple_profile(k=2, cap=50_000, lat=100e-6)
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    for i in range(10_000):
+        dev.schedule(i * 1e-3, WRITE, 4096)   # one at a time, each long finished before the next
+    assert len(dev._inflight) <= 2
