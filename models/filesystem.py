@@ -323,7 +323,10 @@ class Filesystem:
             yield from self._ilock_step(inode, tally, exclusive=True)
         yield from self._device_io(WRITE, size)
         inode.writers_in_flight -= 1
-        # fsync(): the filesystem's part.
+        # fsync(): the filesystem's part. A commit flushes the device cache itself; without one,
+        # a cache flush is sent when barriers are on (ext4_sync_file: jbd2_log_start_commit +
+        # jbd2_log_wait_commit, else blkdev_issue_flush; xfs_file_fsync likewise).
+        flush_needed = spec.barriers and self.device.profile.volatile_write_cache
         if spec.kind == "ext4":
             held = spec.kernel == "2012"   # VFS held i_mutex around ->fsync before 3.1
             if held:
@@ -331,16 +334,18 @@ class Filesystem:
             yield env.timeout(c.fsync_cpu_s)
             if self.journal.needs_commit(inode.sync_tid):
                 yield self.journal.wait_commit(inode.sync_tid)
-            if spec.barriers:
+            elif flush_needed:
                 yield self.device.flush()
             if held:
                 inode.lock.release(EXCL)
         else:
-            mode = EXCL if (self.journal.needs_commit(inode.sync_tid) and xfs2012) else SHARED
+            committing = self.journal.needs_commit(inode.sync_tid)
+            mode = EXCL if (committing and xfs2012) else SHARED
             yield from self._acquire(inode.ilock, mode, tally)
             yield env.timeout(c.fsync_cpu_s)
-            if self.journal.needs_commit(inode.sync_tid):
+            committed = self.journal.needs_commit(inode.sync_tid)
+            if committed:
                 yield self.journal.wait_commit(inode.sync_tid)
             inode.ilock.release(mode)
-            if spec.barriers:
+            if not committed and flush_needed:
                 yield self.device.flush()

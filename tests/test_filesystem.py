@@ -129,3 +129,21 @@ def test_barriers_flush_a_volatile_cache_on_fsync():
 def test_bad_filesystem_choices(kind, kernel, opts, match):
     with pytest.raises(InputError, match=match):
         make_spec(kind, kernel, opts)
+
+
+def test_fsync_flushes_once_whether_or_not_it_commits():
+    """A commit carries the cache flush; an fsync that needs no commit sends its own flush."""
+    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
+           "flush_s": 100e-6, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
+                                          for op in ("read", "write")}}
+    env, dev, fs = make_fs("ext4", "modern", opts="noatime", profile=profile_from_dict(doc, "t"))
+
+    def two_fsyncs():
+        yield from fs.write_fsync(fs.files[0], 4096, Tally())   # dirties the inode: commit
+        yield from fs.write_fsync(fs.files[0], 4096, Tally())   # same tick: no commit, own flush
+
+    env.process(two_fsyncs())
+    env.run()
+    assert env.now < 1e-3
+    assert fs.journal.commits == 1
+    assert dev.stats.flushes == 2
