@@ -17,6 +17,7 @@ from models.device import builtin_profile_names
 from models.errors import InputError
 from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
 from models.iobench import PATTERNS
+from models.redo import log_calc_max_ages_56
 from sim.units import format_size, parse_duration_s, parse_size_bytes
 
 
@@ -64,6 +65,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "innodb_buffer_pool_instances": Key("innodb_buffer_pool_instances", "int", 8, 1, 64),
         "innodb_log_file_size": Key("innodb_log_file_size_bytes", "size", 48 << 20, 1 << 20, 512 * G),
         "innodb_log_files_in_group": Key("innodb_log_files_in_group", "int", 2, 2, 100),
+        "innodb_thread_concurrency": Key("innodb_thread_concurrency", "int", 0, 0, 1000),
         "innodb_io_capacity": Key("innodb_io_capacity", "int", 200, 100, 2**32),
         "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32),
         "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
@@ -179,6 +181,7 @@ class ServerConfig:
     innodb_buffer_pool_instances: int
     innodb_log_file_size_bytes: int
     innodb_log_files_in_group: int
+    innodb_thread_concurrency: int
     innodb_io_capacity: int
     innodb_io_capacity_max: int
     innodb_doublewrite: bool
@@ -299,6 +302,12 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
         raise InputError(where("server", "innodb_log_file_size"), "server.innodb_log_file_size",
                          f"log files come to {format_size(total)} in all",
                          "innodb_log_file_size x innodb_log_files_in_group <= 512G (5.6)")
+    try:
+        log_calc_max_ages_56(srv["innodb_log_file_size_bytes"], srv["innodb_log_files_in_group"],
+                             srv["innodb_page_size_bytes"], srv["innodb_thread_concurrency"])
+    except InputError as err:
+        raise InputError(where("server", "innodb_log_file_size"), f"server.{err.field}", err.problem,
+                         err.allowed) from None
     device = hw["device"]
     if device not in builtin_profile_names() and not Path(device).is_file():
         raise InputError(where("hardware", "device"), "hardware.device", f"{device!r} is not found",

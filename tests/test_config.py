@@ -70,6 +70,8 @@ def test_overrides(tmp_path):
     ("[server]\ninnodb_io_capacity = 4000\ninnodb_io_capacity_max = 2000\n", [], "s.toml",
      "server.innodb_io_capacity_max", "below"),
     ("[server]\ninnodb_log_file_size = \"300G\"\n", [], "s.toml", "server.innodb_log_file_size", "512G"),
+    ("[server]\ninnodb_log_file_size = \"1M\"\ninnodb_thread_concurrency = 64\n", [], "s.toml",
+     "server.innodb_log_file_size", "too small for innodb_thread_concurrency 64"),
     ("[workload]\nprocesses = 0\n", [], "s.toml", "workload.processes", "out of range"),
     ("[workload]\nprocesses = []\n", [], "s.toml", "workload.processes", "empty"),
     ("[workload]\ndata_size = [\"1G\"]\n", [], "s.toml", "workload.data_size", "not a list"),
