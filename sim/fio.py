@@ -1,0 +1,310 @@
+"""Readers for fio output: JSON / json+ (fio 2.x and 3.x) and the --write_*_log files.
+
+Formats as documented in shared/research/fs-device.md section 3 (axboe/fio HOWTO.rst, stat.c,
+iolog.c): fio >= 3.0 reports latencies in ns under clat_ns/lat_ns/slat_ns, fio 2.x in us under
+clat/lat/slat; json+ adds `bins` (bucket value -> count); without group_reporting each clone of a
+job is its own entry with the same jobname (summed here); logs are `time_ms, value, ddir, bs`
+plus optional offset, priority and issue-time columns. Files may be gzipped.
+Every problem is an InputError naming the file and the key or line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from models.errors import InputError
+from sim.units import parse_size_bytes
+
+FIO_DEFAULTS = {"iodepth": "1", "numjobs": "1", "bs": "4k", "direct": "0", "rw": "read",
+                "ioengine": "psync", "rwmixread": "50"}
+RW_READ_SHARE = {"read": 1.0, "randread": 1.0, "write": 0.0, "randwrite": 0.0}
+MIXED_RW = ("rw", "readwrite", "randrw")
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise InputError(str(path), "", f"cannot be read: {err.strerror}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except OSError as err:
+            raise InputError(str(path), "", f"not a valid gzip file: {err}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(str(path), "", "not UTF-8 text", "fio JSON output or a fio log") from None
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """One latency kind (lat, clat or slat) of one direction; seconds."""
+
+    mean_s: float
+    percentiles_s: dict[float, float] = field(default_factory=dict)
+    bins_s: dict[float, int] = field(default_factory=dict)     # json+ bucket value -> count
+
+    def percentile_s(self, q: float) -> float:
+        """From the json+ histogram when there is one, else from the reported percentiles."""
+        if self.bins_s:
+            values = sorted(self.bins_s)
+            counts = np.array([self.bins_s[v] for v in values], dtype=float)
+            cum = np.cumsum(counts)
+            idx = int(np.searchsorted(cum, q / 100.0 * cum[-1]))
+            return values[min(idx, len(values) - 1)]
+        if q in self.percentiles_s:
+            return self.percentiles_s[q]
+        return math.nan
+
+
+@dataclass(frozen=True)
+class DirectionStats:
+    """One direction (read or write) of one job, clones summed."""
+
+    ios: int
+    iops: float
+    bw_bytes_s: float
+    lat: LatencyStats
+    clat: LatencyStats
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One fio job (all its clones) with the options that shape the load."""
+
+    source: str
+    name: str
+    fio_version: str
+    rw: str
+    block_bytes: int
+    iodepth: int
+    numjobs: int
+    direct: bool
+    ioengine: str
+    read_share: float
+    options: dict[str, str]
+    read: DirectionStats | None
+    write: DirectionStats | None
+    clones: int
+
+    @property
+    def outstanding(self) -> int:
+        """I/Os in flight in the closed loop fio runs: iodepth x numjobs."""
+        return self.iodepth * self.numjobs
+
+    @property
+    def iops(self) -> float:
+        return sum(d.iops for d in (self.read, self.write) if d is not None)
+
+    def label(self) -> str:
+        return f"{Path(self.source).name}:{self.name} {self.rw} bs={self.block_bytes} qd={self.iodepth}x{self.numjobs}"
+
+
+def _json_documents(text: str, src: str) -> list[dict]:
+    """Every JSON object in the text (fio may print several, or text before the first)."""
+    dec = json.JSONDecoder()
+    docs, i = [], text.find("{")
+    if i < 0:
+        raise InputError(src, "", "no JSON object found", "fio --output-format=json or json+ output")
+    while i >= 0:
+        try:
+            obj, end = dec.raw_decode(text, i)
+        except json.JSONDecodeError as err:
+            raise InputError(src, f"line {err.lineno}", f"invalid JSON: {err.msg}") from None
+        if isinstance(obj, dict) and "jobs" in obj:
+            docs.append(obj)
+        i = text.find("{", end)
+    if not docs:
+        raise InputError(src, "jobs", "no fio result (an object with \"jobs\") found")
+    return docs
+
+
+def _latency(d: dict, kind: str, src: str, path: str) -> LatencyStats | None:
+    """`kind` in (lat, clat, slat): ns keys (fio 3.x) first, us keys (fio 2.x) x 1e-6 else."""
+    if f"{kind}_ns" in d:
+        obj, scale = d[f"{kind}_ns"], 1e-9
+    elif kind in d:
+        obj, scale = d[kind], 1e-6
+    else:
+        return None
+    if not isinstance(obj, dict) or "mean" not in obj:
+        raise InputError(src, f"{path}.{kind}", "has no mean")
+    pct = {}
+    for key, value in (obj.get("percentile") or {}).items():
+        try:
+            q = float(key)
+        except ValueError:
+            raise InputError(src, f"{path}.{kind}.percentile", f"key {key!r} is not a number") from None
+        if q > 0 and value:
+            pct[round(q, 6)] = float(value) * scale
+    bins = {float(k) * scale: int(v) for k, v in (obj.get("bins") or {}).items() if int(v) > 0}
+    return LatencyStats(float(obj["mean"]) * scale, pct, bins)
+
+
+def _pool_latency(parts: list[tuple[int, LatencyStats]]) -> LatencyStats:
+    """Clones of one job: means weighted by I/O count; bins merged; percentiles weighted (an
+    approximation, used only when there are no bins)."""
+    total = sum(n for n, _ in parts) or 1
+    mean = sum(n * s.mean_s for n, s in parts) / total
+    bins: dict[float, int] = {}
+    for _, s in parts:
+        for k, v in s.bins_s.items():
+            bins[k] = bins.get(k, 0) + v
+    keys = set.intersection(*(set(s.percentiles_s) for _, s in parts)) if parts else set()
+    pct = {q: sum(n * s.percentiles_s[q] for n, s in parts) / total for q in keys}
+    return LatencyStats(mean, pct, bins)
+
+
+def _direction(entries: list[dict], op: str, src: str, name: str) -> DirectionStats | None:
+    parts = []
+    for e in entries:
+        d = e.get(op)
+        if not isinstance(d, dict):
+            continue
+        ios = int(d.get("total_ios", 0))
+        iops = float(d.get("iops", 0.0))
+        if iops <= 0 and ios <= 0:
+            continue
+        path = f"jobs[{name}].{op}"
+        lat = _latency(d, "lat", src, path)
+        clat = _latency(d, "clat", src, path)
+        if lat is None and clat is None:
+            raise InputError(src, path, "has neither lat/clat (fio 2.x) nor lat_ns/clat_ns (fio 3.x)")
+        if lat is None:   # fio 2.x without lat: lat = slat + clat in mean
+            slat = _latency(d, "slat", src, path)
+            lat = LatencyStats(clat.mean_s + (slat.mean_s if slat else 0.0), clat.percentiles_s, clat.bins_s)
+        bw = float(d.get("bw_bytes", float(d.get("bw", 0.0)) * 1024.0))
+        parts.append((ios, iops, bw, lat, clat or lat))
+    if not parts:
+        return None
+    return DirectionStats(
+        ios=sum(p[0] for p in parts), iops=sum(p[1] for p in parts), bw_bytes_s=sum(p[2] for p in parts),
+        lat=_pool_latency([(p[0], p[3]) for p in parts]), clat=_pool_latency([(p[0], p[4]) for p in parts]))
+
+
+def read_fio_json(path: str | Path) -> list[FioJob]:
+    """All jobs of one fio JSON / json+ output file (several documents allowed)."""
+    p = Path(path)
+    src = str(path)
+    jobs: list[FioJob] = []
+    for doc in _json_documents(_read_text(p), src):
+        version = str(doc.get("fio version", "unknown"))
+        global_opts = {k: str(v) for k, v in (doc.get("global options") or {}).items()}
+        groups: dict[tuple, list[dict]] = {}
+        for i, entry in enumerate(doc["jobs"]):
+            if not isinstance(entry, dict) or "jobname" not in entry:
+                raise InputError(src, f"jobs[{i}]", "is not a fio job object")
+            if "mixed" in entry and "read" not in entry:
+                raise InputError(src, f"jobs[{i}].mixed", "unified_rw_reporting output has no per-direction data",
+                                 "fio output with separate read and write sections")
+            groups.setdefault((entry["jobname"], entry.get("groupid", 0)), []).append(entry)
+        for (name, _), entries in groups.items():
+            opts = dict(FIO_DEFAULTS)
+            opts.update(global_opts)
+            opts.update({k: str(v) for k, v in (entries[0].get("job options") or {}).items()})
+            rw = opts["rw"].split(":")[0]
+            if rw in RW_READ_SHARE:
+                share = RW_READ_SHARE[rw]
+            elif rw in MIXED_RW:
+                share = float(opts.get("rwmixread", "50")) / 100.0
+            else:
+                raise InputError(src, f"jobs[{name}].job options.rw", f"{rw!r} is not a read/write workload",
+                                 "read, write, randread, randwrite, rw, randrw")
+            try:
+                bs = parse_size_bytes(opts["bs"].split(",")[0].split(":")[0])
+                iodepth = int(opts["iodepth"])
+                numjobs = int(opts["numjobs"])
+            except ValueError:
+                raise InputError(src, f"jobs[{name}].job options", "bs, iodepth or numjobs is not a number") from None
+            read = _direction(entries, "read", src, name)
+            write = _direction(entries, "write", src, name)
+            if read is None and write is None:
+                raise InputError(src, f"jobs[{name}]", "did no I/O")
+            jobs.append(FioJob(source=src, name=str(name), fio_version=version, rw=rw, block_bytes=bs,
+                               iodepth=iodepth, numjobs=numjobs, direct=opts["direct"] in ("1", "true"),
+                               ioengine=opts["ioengine"], read_share=share, options=opts, read=read,
+                               write=write, clones=len(entries)))
+    return jobs
+
+
+LOG_KINDS = ("lat", "clat", "slat", "iops", "bw")
+
+
+@dataclass(frozen=True)
+class FioLog:
+    """One --write_*_log file. Latency values in seconds, bandwidth in bytes/s, IOPS as logged."""
+
+    source: str
+    kind: str
+    time_s: np.ndarray
+    value: np.ndarray
+    ddir: np.ndarray
+    block_bytes: np.ndarray
+    offset_bytes: np.ndarray | None
+    priority: np.ndarray | None
+    columns: int
+
+
+def log_kind(path: str | Path) -> str:
+    """The log kind from fio's file naming: <prefix>_<kind>.<N>.log[.gz]."""
+    name = Path(path).name
+    for kind in LOG_KINDS:
+        if f"_{kind}." in name or name.endswith(f"_{kind}.log") or name.endswith(f"_{kind}.log.gz"):
+            return kind
+    raise InputError(str(path), "", "cannot tell the log kind from the file name",
+                     "names as fio writes them: <prefix>_{lat,clat,slat,iops,bw}.<N>.log")
+
+
+def read_fio_log(path: str | Path, fio_major: int = 3, kind: str | None = None) -> FioLog:
+    """Read a fio log. Latencies are ns in fio >= 3, us in fio 2.x (`fio_major`).
+
+    Columns: time, value, ddir, bs, then per fio version and options: offset (log_offset=1),
+    priority (fio >= 3.18; decimal or 0x hex), issue time (log_issue_time=1). A fifth column is
+    taken as priority when it holds hex values or only 0/1, else as the offset.
+    """
+    src = str(path)
+    kind = kind or log_kind(path)
+    rows = []
+    for n, line in enumerate(_read_text(Path(path)).splitlines(), start=1):
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 4 or len(cells) > 8:
+            raise InputError(src, f"line {n}", f"{len(cells)} columns", "4 to 8 comma-separated columns")
+        rows.append(cells)
+    if not rows:
+        raise InputError(src, "", "is empty", "a fio log with at least one sample")
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        bad = next(i for i, r in enumerate(rows, 1) if len(r) != width)
+        raise InputError(src, f"line {bad}", "column count differs from the first line")
+    try:
+        t = np.array([float(r[0]) for r in rows]) / 1000.0
+        v = np.array([float(r[1]) for r in rows])
+        ddir = np.array([int(r[2]) for r in rows])
+        bs = np.array([int(r[3]) for r in rows])
+    except ValueError:
+        raise InputError(src, "", "time, value, ddir and bs columns must be numbers") from None
+    offset = prio = None
+    if width >= 5:
+        fifth = [r[4] for r in rows]
+        looks_prio = any(c.lower().startswith("0x") for c in fifth) or set(fifth) <= {"0", "1"}
+        if width == 5 and looks_prio:
+            prio = np.array([int(c, 16) if c.lower().startswith("0x") else int(c) for c in fifth])
+        else:
+            offset = np.array([int(c) for c in fifth])
+            if width >= 6:
+                prio = np.array([int(r[5], 16) if r[5].lower().startswith("0x") else int(r[5]) for r in rows])
+    if kind in ("lat", "clat", "slat"):
+        v = v * (1e-9 if fio_major >= 3 else 1e-6)
+    elif kind == "bw":
+        v = v * 1024.0
+    return FioLog(src, kind, t, v, ddir, bs, offset, prio, width)
