@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from models.device import builtin_profile_names, load_profile
 from models.errors import InputError
 
@@ -141,6 +143,54 @@ def _cmd_validate(args) -> int:
     return 0 if res.ok else 1
 
 
+def _cmd_calibrate(args) -> int:
+    from sim.calibrate import fit_device, holdout_rows, measured_latency, measured_mean, simulate_job, split_holdout
+    from sim.fio import read_fio_json
+    from sim.report import format_rows, write_atomic
+
+    if args.kind != "fio":
+        raise InputError("innosim calibrate", "", f"{args.kind!r} is not a calibration kind",
+                         "fio (trace calibration needs the InnoDB engine)")
+    if not args.files:
+        raise InputError("innosim calibrate fio", "", "no fio files given", "one or more fio JSON files")
+    out = Path(args.output) if args.output else None
+    if out is not None and out.is_dir():
+        raise InputError(str(out), "-o", "is a directory", "a file path for the profile JSON")
+    jobs = [j for f in args.files for j in read_fio_json(f)]
+    train, held = split_holdout(jobs, args.holdout)
+    name = args.name or (out.stem if out else "fitted")
+    fit = fit_device(train, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files))
+    preds = [simulate_job(fit.profile, j, fit.think_s) for j in train + held]
+    rows = holdout_rows([p for p in preds if p.job in held])
+    if args.json:
+        print(json.dumps({"profile": fit.profile, "holdout_rows": rows}, indent=2))
+    else:
+        header = ("job", "set", "IOPS meas", "IOPS fit", "mean us", "fit", "p50 us", "fit", "p99 us", "fit",
+                  "p99.9 us", "fit")
+        table = []
+        for p in preds:
+            j = p.job
+            table.append((j.label(), "held out" if j in held else "fit", f"{j.iops:,.0f}", f"{p.iops:,.0f}",
+                          f"{measured_mean(j) * 1e6:.0f}", f"{p.lat_mean_s * 1e6:.0f}",
+                          f"{measured_latency(j, 50.0) * 1e6:.0f}", f"{p.lat_p50_s * 1e6:.0f}",
+                          f"{measured_latency(j, 99.0) * 1e6:.0f}", f"{p.lat_p99_s * 1e6:.0f}",
+                          f"{measured_latency(j, 99.9) * 1e6:.0f}", f"{p.lat_p999_s * 1e6:.0f}"))
+        print(format_rows(header, table))
+        prof = fit.profile
+        print(f"\nunits {prof['parallelism']}, assignment {prof['unit_assignment']}, host path "
+              f"{prof['host_overhead_s'] * 1e6:.1f} us, fio think time {fit.think_s * 1e6:.1f} us")
+        if rows:
+            for metric in ("iops", "lat_p50", "lat_p99"):
+                sel = [r for r in rows if r["metric"] == metric and r["rel_error"] is not None]
+                inside = sum(1 for r in sel if r["within_target"])
+                print(f"held out ({args.holdout}): {metric} within target on {inside} of {len(sel)} jobs; "
+                      f"median |error| {np.median([abs(r['rel_error']) for r in sel]):.1%}")
+    if out is not None:
+        write_atomic(out, json.dumps(fit.profile, indent=2) + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
 def _cmd_profiles(args) -> int:
     for name in builtin_profile_names():
         p = load_profile(name)
@@ -185,6 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--json", action="store_true", help="print JSON")
     val.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
     val.set_defaults(func=_cmd_validate)
+
+    cal = sub.add_parser("calibrate", help="fit a device profile to fio results")
+    cal.add_argument("kind", help="fio")
+    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files (gzip allowed)")
+    cal.add_argument("-o", "--output", help="profile JSON to write")
+    cal.add_argument("--name", help="profile name (default: the output file's stem)")
+    cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")
+    cal.add_argument("--json", action="store_true", help="print {profile, holdout_rows} as JSON")
+    cal.set_defaults(func=_cmd_calibrate)
 
     prof = sub.add_parser("profiles", help="list built-in device profiles")
     prof.set_defaults(func=_cmd_profiles)

@@ -1,0 +1,303 @@
+"""Fit a device profile to fio results, and check it by cross-prediction.
+
+Method (shared/research/fs-device.md 2.2-2.5):
+1. Host path: `host_overhead_s` = median submission latency (lat - clat); fio's own time between
+   I/Os of a thread (think time Z = N/X - R, Little's law) = median over jobs.
+2. Per (operation, block size) class of single-operation jobs: QD1 latency from the shallowest job;
+   units k (shared by the device), unit assignment per operation (pooled or striped) and capacity C
+   per class minimise the squared log error of throughput over the measured outstanding counts,
+   using exact mean-value analysis of the closed loop (striped: k symmetric queues, visit 1/k;
+   pooled: Seidmann's approximation of a k-server queue) with a delay station for the pipeline,
+   host path and think time. scipy's bounded scalar minimiser finds C.
+3. Service spread `service_cv` from the QD1 p99 of the class; a depth curve where throughput falls
+   past its peak; the 50/50 mixed capacity from randrw jobs.
+4. The fitted profile is then run in the simulator itself (the model users get) for every job;
+   the report and the held-out rows come from those runs.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+from scipy.optimize import minimize_scalar
+from scipy.stats import norm
+
+from models.device import READ, WRITE, Device, profile_from_dict
+from models.errors import InputError
+from sim.fio import FioJob
+
+K_CANDIDATES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+ASSIGNMENTS = ("pooled", "striped")
+TARGETS = {"iops": 0.15, "lat_p50": 0.20, "lat_p99": 0.35}   # held-out tolerances (issue 4)
+
+
+def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, striped: bool) -> np.ndarray:
+    """Throughput for 1..n_max customers of a closed loop: a delay station plus the device.
+
+    Striped: `units` identical FCFS queues visited with probability 1/units (exact MVA, product
+    form). Pooled: one queue of service S/units plus a delay S (units-1)/units (Seidmann).
+    """
+    x = np.empty(n_max)
+    q = 0.0
+    if striped:
+        for n in range(1, n_max + 1):
+            r = service_s * (1.0 + q)            # response at one unit
+            xn = n / (delay_s + r)               # visit 1/units to each of `units` queues
+            q = xn * r / units
+            x[n - 1] = xn
+    else:
+        s1 = service_s / units
+        d = delay_s + service_s * (units - 1) / units
+        for n in range(1, n_max + 1):
+            r = s1 * (1.0 + q)
+            xn = n / (d + r)
+            q = xn * r
+            x[n - 1] = xn
+    return x
+
+
+@dataclass(frozen=True)
+class ClassData:
+    op: str
+    block_bytes: int
+    points: list[tuple[int, float]]       # (outstanding, measured IOPS), median per outstanding
+    qd1_latency_s: float                  # device latency (clat) of the shallowest job
+    qd1_p99_s: float
+
+
+def _direction(job: FioJob):
+    return job.read if job.read_share >= 1.0 else job.write
+
+
+def _classes(jobs: list[FioJob]) -> dict[tuple[str, int], ClassData]:
+    by: dict[tuple[str, int], list[FioJob]] = {}
+    for j in jobs:
+        if j.read_share in (0.0, 1.0):
+            by.setdefault((READ if j.read_share == 1.0 else WRITE, j.block_bytes), []).append(j)
+    out = {}
+    for (op, bs), js in by.items():
+        per_n: dict[int, list[float]] = {}
+        for j in js:
+            per_n.setdefault(j.outstanding, []).append(j.iops)
+        shallow = min(js, key=lambda j: (j.outstanding, -j.iops))
+        d = _direction(shallow)
+        out[(op, bs)] = ClassData(op, bs, sorted((n, statistics.median(v)) for n, v in per_n.items()),
+                                  d.clat.mean_s, d.clat.percentile_s(99.0))
+    return out
+
+
+def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float) -> tuple[float, float]:
+    """Capacity minimising the log error for this class at (units, assignment); returns (C, err)."""
+    ns = np.array([n for n, _ in cd.points])
+    xs = np.array([x for _, x in cd.points])
+    peak = int(np.argmax(xs))
+    # Points past the peak that fall below 90% of it belong to the depth curve, not to C.
+    keep = [i for i in range(len(ns)) if i <= peak or xs[i] >= 0.9 * xs[peak]]
+    n_max = int(ns.max())
+
+    def err(log_c: float) -> float:
+        c = math.exp(log_c)
+        service = units / c
+        pipeline = max(0.0, cd.qd1_latency_s - service)
+        x = mva_throughput(n_max, units, service, pipeline + delay_extra_s, striped)
+        return float(np.sum((np.log(x[ns[keep] - 1]) - np.log(xs[keep])) ** 2))
+
+    x_peak = float(xs.max())
+    lo = math.log(max(x_peak * 0.8, units / cd.qd1_latency_s * 1.0001 if units / cd.qd1_latency_s > x_peak * 0.8 else x_peak * 0.8))
+    hi = math.log(x_peak * 3.0)
+    if lo >= hi:
+        return math.exp(lo), err(lo)
+    res = minimize_scalar(err, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
+    return math.exp(res.x), float(res.fun)
+
+
+def _lognormal_cv_for(p99_over_service: float) -> float:
+    """cv of a mean-1 lognormal whose 99th percentile is the given multiple of its mean."""
+    if p99_over_service <= 1.0:
+        return 0.0
+
+    def q99(cv: float) -> float:
+        s2 = math.log1p(cv * cv)
+        return math.exp(-0.5 * s2 + norm.ppf(0.99) * math.sqrt(s2))
+
+    res = minimize_scalar(lambda cv: (math.log(q99(cv)) - math.log(p99_over_service)) ** 2,
+                          bounds=(0.0, 5.0), method="bounded")
+    return float(res.x)
+
+
+@dataclass(frozen=True)
+class DeviceFit:
+    profile: dict
+    think_s: float
+    fit_error: float
+
+
+def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
+    """Fit a profile document (validated by models.device.profile_from_dict) to fio jobs."""
+    if not jobs:
+        raise InputError(source, "", "no fio jobs to fit")
+    classes = _classes(jobs)
+    ops = {cd.op for cd in classes.values()}
+    if ops != {READ, WRITE}:
+        missing = ({READ, WRITE} - ops).pop()
+        raise InputError(source, "", f"no single-operation {missing} jobs (rw=rand{missing} or {missing})",
+                         "fio results with both random reads and random writes")
+    host = statistics.median(max(0.0, (_direction(j) or j.read).lat.mean_s - (_direction(j) or j.read).clat.mean_s)
+                             for j in jobs)
+    think = statistics.median(max(0.0, j.outstanding / j.iops
+                                  - sum(d.iops * d.lat.mean_s for d in (j.read, j.write) if d) / j.iops)
+                              for j in jobs)
+    best = None
+    for k in K_CANDIDATES:
+        if any(k / (cd.points[-1][1] * 3.0) > cd.qd1_latency_s for cd in classes.values()):
+            continue   # k units cannot fit inside the QD1 latency of some class
+        total, choice = 0.0, {}
+        for op in (READ, WRITE):
+            op_best = None
+            for a in ASSIGNMENTS:
+                e_sum, caps = 0.0, {}
+                for key, cd in classes.items():
+                    if cd.op != op:
+                        continue
+                    c, e = _fit_capacity(cd, k, a == "striped", host + think)
+                    if k / c > cd.qd1_latency_s:
+                        e = math.inf
+                    caps[key] = c
+                    e_sum += e
+                if op_best is None or e_sum < op_best[0]:
+                    op_best = (e_sum, a, caps)
+            total += op_best[0]
+            choice[op] = op_best
+        if best is None or total < best[0]:
+            best = (total, k, choice)
+    if best is None or not math.isfinite(best[0]):
+        raise InputError(source, "", "no unit count fits every class", "fio results of one device")
+    total, k, choice = best
+    doc_classes: dict[str, dict[str, dict]] = {READ: {}, WRITE: {}}
+    for key, cd in classes.items():
+        _, assignment, caps = choice[cd.op]
+        c = caps[key]
+        service = k / c
+        pipeline = max(0.0, cd.qd1_latency_s - service)
+        cv = _lognormal_cv_for((cd.qd1_p99_s - pipeline) / service) if service > 0 and cd.qd1_p99_s > 0 else 0.3
+        entry = {"capacity_iops": round(c, 1), "latency_qd1_s": cd.qd1_latency_s, "service_cv": round(cv, 3)}
+        xs = [x for _, x in cd.points]
+        peak = xs.index(max(xs))
+        curve = [[n, round(min(1.0, x / c), 3)] for n, x in cd.points[peak + 1:] if x < 0.9 * xs[peak]]
+        if curve:
+            entry["depth_curve"] = [[cd.points[peak][0], round(min(1.0, xs[peak] / c), 3)]] + curve
+        doc_classes[cd.op][str(cd.block_bytes)] = entry
+    mixed = {}
+    for j in jobs:
+        if 0.0 < j.read_share < 1.0 and abs(j.read_share - 0.5) < 1e-9:
+            mixed[str(j.block_bytes)] = max(mixed.get(str(j.block_bytes), 0.0), round(j.iops, 1))
+    doc = {"name": name, "source": source,
+           "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs",
+           "parallelism": k, "host_overhead_s": host,
+           "unit_assignment": {op: choice[op][1] for op in (READ, WRITE)},
+           "classes": doc_classes}
+    if mixed:
+        doc["mixed_capacity_iops"] = mixed
+    profile_from_dict(doc, f"fitted profile {name}")     # the fit must itself be a valid profile
+    return DeviceFit(doc, think, total)
+
+
+@dataclass(frozen=True)
+class JobPrediction:
+    job: FioJob
+    iops: float
+    lat_mean_s: float
+    lat_p50_s: float
+    lat_p99_s: float
+    lat_p999_s: float
+
+
+def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
+                 target_ios: int = 4000) -> JobPrediction:
+    """Run a fio job (N closed-loop I/Os, its read share and block size) on a profile."""
+    prof = profile_from_dict(profile_doc, "profile")
+    env = simpy.Environment()
+    dev = Device(env, prof, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1)
+    n = job.outstanding
+    # Run length from the profile, not from the measurement: the closed-loop bound min(N/R0, C).
+    caps, lats = [], []
+    for op, share in ((READ, job.read_share), (WRITE, 1.0 - job.read_share)):
+        if share > 0:
+            oc = prof.op_class(op, job.block_bytes)
+            caps.append(oc.capacity_iops)
+            lats.append(oc.latency_qd1_s + prof.host_overhead_s + think_s)
+    est_rate = min(n / max(lats), max(caps))
+    warm = max(2 * n, 200) / est_rate
+    span = max(target_ios, 4 * n) / est_rate
+    lat: list[float] = []
+    host = prof.host_overhead_s
+
+    def loop():
+        while True:
+            op = READ if rng.random() < job.read_share else WRITE
+            t0 = env.now
+            done = dev.schedule(env.now, op, job.block_bytes) + host
+            yield env.timeout(done - env.now)
+            if env.now >= warm:
+                lat.append(env.now - t0)
+            if think_s > 0:
+                yield env.timeout(think_s)
+
+    for _ in range(n):
+        env.process(loop())
+    env.run(until=warm + span)
+    a = np.sort(np.asarray(lat))
+    if a.size == 0:
+        return JobPrediction(job, 0.0, math.nan, math.nan, math.nan, math.nan)
+
+    def pct(q):
+        return float(a[max(0, math.ceil(q / 100 * a.size) - 1)])
+
+    return JobPrediction(job, a.size / span, float(a.mean()), pct(50), pct(99), pct(99.9))
+
+
+def measured_latency(job: FioJob, q: float) -> float:
+    """Completion-latency percentile of the job (both directions by I/O count) plus mean submission."""
+    parts = [(d.ios or d.iops, d) for d in (job.read, job.write) if d is not None]
+    total = sum(w for w, _ in parts)
+    return sum(w * (d.clat.percentile_s(q) + (d.lat.mean_s - d.clat.mean_s)) for w, d in parts) / total
+
+
+def measured_mean(job: FioJob) -> float:
+    parts = [(d.iops, d.lat.mean_s) for d in (job.read, job.write) if d is not None]
+    return sum(w * m for w, m in parts) / sum(w for w, _ in parts)
+
+
+def holdout_rows(preds: list[JobPrediction]) -> list[dict]:
+    """{"job", "metric", "measured", "predicted", "rel_error"} per held-out job and metric."""
+    rows = []
+    for p in preds:
+        for metric, meas, pred in (("iops", p.job.iops, p.iops),
+                                   ("lat_p50", measured_latency(p.job, 50.0), p.lat_p50_s),
+                                   ("lat_p99", measured_latency(p.job, 99.0), p.lat_p99_s)):
+            rel = (pred - meas) / meas if meas and math.isfinite(meas) else None
+            rows.append({"job": p.job.label(), "metric": metric, "measured": meas, "predicted": pred,
+                         "rel_error": rel,
+                         "within_target": None if rel is None else abs(rel) <= TARGETS[metric]})
+    return rows
+
+
+def split_holdout(jobs: list[FioJob], spec: str | None) -> tuple[list[FioJob], list[FioJob]]:
+    """`key=value` of a job option: matching jobs are held out of the fit."""
+    if not spec:
+        return jobs, []
+    if "=" not in spec:
+        raise InputError("--holdout", "", f"{spec!r} is not key=value", "a fio job option, e.g. numjobs=16")
+    key, value = (s.strip() for s in spec.split("=", 1))
+    held = [j for j in jobs if j.options.get(key) == value]
+    if not held:
+        raise InputError("--holdout", "", f"no job has {key}={value}",
+                         "a fio option and value that some jobs have")
+    if len(held) == len(jobs):
+        raise InputError("--holdout", "", f"every job has {key}={value}; nothing is left to fit")
+    return [j for j in jobs if j not in held], held
