@@ -350,6 +350,22 @@ class Device:
         st.busy_sum_s += service
         return done
 
+    def schedule_sized(self, now: float, op: str, size: int) -> float:
+        """Admit an I/O of any size: one larger than the largest measured block is split into
+        chunks of that block, admitted together (the device spreads them over its units), so a
+        large sequential write costs its bytes at the measured bandwidth instead of an
+        extrapolated latency. Returns the completion time of the last chunk."""
+        largest = max(self.profile.classes[op])
+        if size <= largest:
+            return self.schedule(now, op, size)
+        n, rest = divmod(size, largest)
+        done = now
+        for _ in range(n):
+            done = max(done, self.schedule(now, op, largest))
+        if rest:
+            done = max(done, self.schedule(now, op, rest))
+        return done
+
     def _seize(self, now: float, duration_s: float) -> float:
         """Occupy one unit for `duration_s` from when it frees; return the end time."""
         self.stats.busy_sum_s += duration_s

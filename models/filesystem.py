@@ -123,6 +123,7 @@ class Inode:
     mtime_tick: int = -1
     sync_tid: int = 0            # journal transaction holding the inode's last change (i_sync_tid)
     writers_in_flight: int = 0   # writes between mapping and completion (XFS ILOCK contenders)
+    dirty_bytes: list = field(default_factory=list)   # buffered writes not yet written back
 
 
 class Journal:
@@ -224,7 +225,7 @@ class Filesystem:
 
     def _device_io(self, op: str, size: int):
         env = self.env
-        done = self.device.schedule(env.now, op, size) + self.host_s
+        done = self.device.schedule_sized(env.now, op, size) + self.host_s
         yield env.timeout(done - env.now)
 
     def _ilock_step(self, inode: Inode, tally: Tally, exclusive: bool):
@@ -347,5 +348,56 @@ class Filesystem:
             if committed:
                 yield self.journal.wait_commit(inode.sync_tid)
             inode.ilock.release(mode)
+            if not committed and flush_needed:
+                yield self.device.flush()
+
+    # -- InnoDB's pattern: many writes, then one fsync per file --------------------------------
+
+    def buffered_write(self, inode: Inode, size: int, tally: Tally):
+        """pwrite() into the page cache (innodb_flush_method=fsync): the copy under the inode lock.
+
+        The data reaches the device at the file's next fsync (`fsync`), as writeback would.
+        """
+        c = self.spec.costs
+        yield from self._acquire(inode.lock, EXCL, tally)
+        yield self.env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
+        self._touch_timestamps(inode)
+        inode.lock.release(EXCL)
+        inode.dirty_bytes.append(size)
+
+    def fsync(self, inode: Inode, tally: Tally):
+        """fsync() of one file: write back its dirty page-cache data, then the journal commit or a
+        cache flush, with the inode-lock rules of `write_fsync` (ext4_sync_file / xfs_file_fsync)."""
+        env, c, spec = self.env, self.spec.costs, self.spec
+        dirty, inode.dirty_bytes = inode.dirty_bytes, []
+        if dirty:
+            now = env.now
+            done = now
+            for size in dirty:
+                done = max(done, self.device.schedule_sized(now, WRITE, size))
+            yield env.timeout(done + self.host_s - now)
+        flush_needed = spec.barriers and self.device.profile.volatile_write_cache
+        if spec.kind == "raw":
+            if flush_needed:
+                yield self.device.flush()
+            return
+        if spec.kind == "ext4":
+            held = spec.kernel == "2012"
+            if held:
+                yield from self._acquire(inode.lock, EXCL, tally)
+            yield env.timeout(c.fsync_cpu_s)
+            if self.journal.needs_commit(inode.sync_tid):
+                yield self.journal.wait_commit(inode.sync_tid)
+            elif flush_needed:
+                yield self.device.flush()
+            if held:
+                inode.lock.release(EXCL)
+        else:
+            yield from self._acquire(inode.ilock, SHARED, tally)
+            yield env.timeout(c.fsync_cpu_s)
+            committed = self.journal.needs_commit(inode.sync_tid)
+            if committed:
+                yield self.journal.wait_commit(inode.sync_tid)
+            inode.ilock.release(SHARED)
             if not committed and flush_needed:
                 yield self.device.flush()

@@ -105,15 +105,20 @@ def _cmd_iobench(args) -> int:
     return 0
 
 
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "default.toml"
+
+
 def _cmd_run(args) -> int:
     from sim.config import load_scenario
     from sim.iobench import cases_from_scenario, default_jobs, run_cases
     from sim.report import iobench_json, iobench_series_csv, iobench_table, write_atomic
 
-    scn = load_scenario(args.scenario, args.set or [])
+    scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [])
     out_dir = Path(args.output) if args.output else None
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         raise InputError(str(out_dir), "-o", "exists and is not a directory", "a directory path")
+    if scn.workload.kind == "oltp":
+        return _run_oltp(scn, out_dir, args)
     if "server" in scn.present_sections:
         print(f"innosim: note: {scn.source}: [server] settings have no effect on an iobench workload",
               file=sys.stderr)
@@ -126,6 +131,42 @@ def _cmd_run(args) -> int:
         write_atomic(out_dir / "results.json", iobench_json(results) + "\n")
         write_atomic(out_dir / "series.csv", iobench_series_csv(results))
         print(f"wrote {out_dir / 'results.json'} and {out_dir / 'series.csv'}", file=sys.stderr)
+    return 0
+
+
+def _run_oltp(scn, out_dir, args) -> int:
+    from sim.engine import Server
+    from sim.metrics import frame, stalls, summary
+    from sim.run_output import stall_table, summary_text, write_outputs
+
+    srv = Server(scn)
+    for w in srv.warnings:
+        print(f"innosim: warning: {w}", file=sys.stderr)
+    tty = sys.stderr.isatty()
+
+    def progress(f: float) -> None:
+        if tty:
+            print(f"\rsimulating {scn.name}: {100 * f:5.1f}%", end="", file=sys.stderr, flush=True)
+
+    result = srv.run(progress)
+    if tty:
+        print(file=sys.stderr)
+    s = summary(result)
+    s["stall_threshold_pct"] = scn.run.stall_threshold_pct
+    if args.json:
+        print(json.dumps(s, indent=2))
+    else:
+        print(f"scenario {scn.name} ({scn.source}), seed {scn.run.seed}")
+        print(summary_text(s, None, None))
+        total = result.n_ticks * result.tick_s
+        for label, interval in (("1 s", 1.0), ("100 ms", 0.1)):
+            if interval <= total:
+                st = stalls(frame(result, interval), scn.run.stall_threshold_pct)
+                print(f"\nstalls at {label} resolution:")
+                print(stall_table(st))
+    if out_dir is not None:
+        paths = write_outputs(result, out_dir)
+        print(f"wrote {len(paths)} files to {out_dir}", file=sys.stderr)
     return 0
 
 
@@ -223,9 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
     io.set_defaults(func=_cmd_iobench)
 
     run = sub.add_parser("run", help="run a scenario file")
-    run.add_argument("scenario", help="scenario TOML file")
+    run.add_argument("scenario", nargs="?", default=None,
+                     help="scenario TOML file (default: scenarios/default.toml)")
     run.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
-    run.add_argument("-o", "--output", help="directory for results.json and series.csv")
+    run.add_argument("-o", "--output", help="directory for the output files (series, stalls, summary, plots)")
     run.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
     run.add_argument("--json", action="store_true", help="print JSON instead of a table")
     run.set_defaults(func=_cmd_run)

@@ -70,6 +70,17 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32),
         "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
         "innodb_file_per_table": Key("innodb_file_per_table", "bool", True),
+        "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
+        "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 2),
+        "innodb_adaptive_flushing": Key("innodb_adaptive_flushing", "bool", True),
+        "innodb_adaptive_flushing_lwm": Key("innodb_adaptive_flushing_lwm", "int", 10, 0, 70),
+        "innodb_max_dirty_pages_pct": Key("innodb_max_dirty_pages_pct", "int", 75, 0, 99),
+        "innodb_max_dirty_pages_pct_lwm": Key("innodb_max_dirty_pages_pct_lwm", "int", 0, 0, 99),
+        "innodb_flushing_avg_loops": Key("innodb_flushing_avg_loops", "int", 30, 1, 1000),
+        "innodb_lru_scan_depth": Key("innodb_lru_scan_depth", "int", 1024, 100, 2**32),
+        "innodb_flush_neighbors": Key("innodb_flush_neighbors", "int", 1, 0, 2),
+        "innodb_old_blocks_pct": Key("innodb_old_blocks_pct", "int", 37, 5, 95),
+        "innodb_old_blocks_time": Key("innodb_old_blocks_time_ms", "int", 1000, 0, 2**32),
     },
     "hardware": {
         "device": Key("device", "str", "fusionio-2012",
@@ -83,24 +94,45 @@ SCHEMA: dict[str, dict[str, Key]] = {
                           doc="files the data set is spread over"),
         "page_cache": Key("page_cache_bytes", "size", 0, 0, 1 << 44,
                           doc="page cache available to buffered reads (0: every read misses)"),
+        "cpu_cores": Key("cpu_cores", "int", 8, 1, 4096, doc="cores the user threads run on (oltp)"),
     },
     "workload": {
-        "kind": Key("kind", "choice", "iobench", choices=("iobench",)),
+        "kind": Key("kind", "choice", "iobench", choices=("iobench", "oltp")),
         "pattern": Key("pattern", "choice", "wrnd", choices=PATTERNS, listable=True,
                        doc="rrnd random reads, wrnd random writes, rwrnd 50/50"),
         "block_size": Key("block_bytes", "size", 16384, 512, 1 << 20, listable=True),
         "processes": Key("processes", "int", 16, 1, 4096, listable=True),
         "io_mode": Key("io_mode", "choice", "direct", choices=IO_MODES, listable=True,
                        doc="direct: O_DIRECT; fsync: write() then fsync() per write"),
-        "data_size": Key("data_bytes", "size", 128 * G, 1 << 20, 1 << 50),
+        "data_size": Key("data_bytes", "size", None, 1 << 20, 1 << 50,
+                         doc="data set size (iobench default 128G; oltp: from warehouses if not given)"),
+        # -- oltp ---------------------------------------------------------------------------
+        "profile": Key("profile", "choice", "dbt2", choices=("dbt2", "sysbench"),
+                       doc="transaction profile whose figures are the defaults below"),
+        "users": Key("users", "int", 32, 1, 10000, doc="concurrent client sessions"),
+        "warehouses": Key("warehouses", "int", None, 1, 100000,
+                          doc="TPC-C warehouses (about 100 MB each); sets data_size"),
+        "pages_read_per_txn": Key("pages_read_per_txn", "float", None, 0.0, 10000.0),
+        "pages_modified_per_txn": Key("pages_modified_per_txn", "float", None, 0.0, 10000.0),
+        "redo_bytes_per_txn": Key("redo_bytes_per_txn", "size", None, 0, 64 << 20),
+        "cpu_per_txn": Key("cpu_s_per_txn", "duration", None, 0.0, 10.0),
+        "serial_per_txn": Key("serial_s_per_txn", "duration", None, 0.0, 1.0,
+                              doc="time per transaction inside server-wide latches"),
+        "think_time": Key("think_s", "duration", 0.0, 0.0, 3600.0, doc="mean think time (exponential)"),
+        "hot_data_pct": Key("hot_data_pct", "float", None, 0.001, 100.0),
+        "hot_access_pct": Key("hot_access_pct", "float", None, 0.0, 100.0),
+        "warm_start": Key("warm_start", "bool", True,
+                          doc="start with the most popular pages in the buffer pool (clean)"),
     },
     "run": {
-        "duration": Key("duration_s", "duration", 0.2, 1e-3, 86400.0,
-                        doc="measured simulated time after the warm-up"),
-        "warmup": Key("warmup_s", "duration", 0.05, 0.0, 86400.0),
+        "duration": Key("duration_s", "duration", None, 1e-3, 86400.0,
+                        doc="measured simulated time after the warm-up (iobench 0.2s, oltp 60s)"),
+        "warmup": Key("warmup_s", "duration", None, 0.0, 86400.0, doc="iobench 0.05s, oltp 0s"),
         "seed": Key("seed", "int", 1, 0, 2**63 - 1),
         "resolution": Key("resolution_s", "duration", 0.01, 1e-3, 60.0,
-                          doc="interval of the time series"),
+                          doc="interval of the time series (the base tick)"),
+        "stall_threshold_pct": Key("stall_threshold_pct", "float", 50.0, 1.0, 99.0,
+                                   doc="an interval is a stall below this % of the median throughput"),
     },
 }
 
@@ -186,6 +218,17 @@ class ServerConfig:
     innodb_io_capacity_max: int
     innodb_doublewrite: bool
     innodb_file_per_table: bool
+    innodb_log_buffer_size_bytes: int
+    innodb_flush_log_at_trx_commit: int
+    innodb_adaptive_flushing: bool
+    innodb_adaptive_flushing_lwm: int
+    innodb_max_dirty_pages_pct: int
+    innodb_max_dirty_pages_pct_lwm: int
+    innodb_flushing_avg_loops: int
+    innodb_lru_scan_depth: int
+    innodb_flush_neighbors: int
+    innodb_old_blocks_pct: int
+    innodb_old_blocks_time_ms: int
 
 
 @dataclass(frozen=True)
@@ -196,6 +239,7 @@ class HardwareConfig:
     mount_options: str
     data_files: tuple[int, ...]
     page_cache_bytes: int
+    cpu_cores: int
 
 
 @dataclass(frozen=True)
@@ -206,6 +250,18 @@ class WorkloadConfig:
     processes: tuple[int, ...]
     io_mode: tuple[str, ...]
     data_bytes: int
+    profile: str
+    users: int
+    warehouses: int | None
+    pages_read_per_txn: float
+    pages_modified_per_txn: float
+    redo_bytes_per_txn: int
+    cpu_s_per_txn: float
+    serial_s_per_txn: float
+    think_s: float
+    hot_data_pct: float
+    hot_access_pct: float
+    warm_start: bool
 
 
 @dataclass(frozen=True)
@@ -214,6 +270,7 @@ class RunConfig:
     warmup_s: float
     seed: int
     resolution_s: float
+    stall_threshold_pct: float
 
 
 @dataclass(frozen=True)
@@ -278,6 +335,7 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
             else:
                 out[spec.attr] = (spec.default,) if spec.listable else spec.default
         values[section] = out
+    _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
     return Scenario(
         name=name,
@@ -285,6 +343,49 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
         present_sections=frozenset(doc),
         **{s: _SECTION_TYPES[s](**values[s]) for s in SCHEMA},
     )
+
+
+IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
+OLTP_ONLY = ("profile", "users", "warehouses", "pages_read_per_txn", "pages_modified_per_txn",
+             "redo_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "hot_data_pct",
+             "hot_access_pct", "warm_start")
+_PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
+                 "serial_s_per_txn", "hot_data_pct", "hot_access_pct")
+
+
+def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> None:
+    """Keys of the other workload kind are refused; kind-dependent defaults are filled in."""
+    from models.oltp import TPCC_BYTES_PER_WAREHOUSE, profile
+
+    wl, run = values["workload"], values["run"]
+    given = doc.get("workload", {})
+    kind = wl["kind"]
+    foreign = IOBENCH_ONLY if kind == "oltp" else OLTP_ONLY
+    for key in foreign:
+        if key in given:
+            raise InputError(origin.get(("workload", key), src), f"workload.{key}",
+                             f"is not a setting of a kind = \"{kind}\" workload",
+                             "the keys of that kind (see docs/ARCHITECTURE.md)")
+    if kind == "oltp":
+        prof = profile(wl["profile"])
+        for attr in _PROFILE_KEYS:
+            if wl[attr] is None:
+                wl[attr] = getattr(prof, attr)
+        if wl["data_bytes"] is None:
+            if wl["warehouses"] is None:
+                raise InputError(src, "workload.data_size", "an oltp workload needs its data size",
+                                 "data_size (e.g. \"5G\") or warehouses")
+            wl["data_bytes"] = wl["warehouses"] * TPCC_BYTES_PER_WAREHOUSE
+        elif wl["warehouses"] is not None:
+            raise InputError(origin.get(("workload", "warehouses"), src), "workload.warehouses",
+                             "given together with data_size", "one of warehouses or data_size")
+        run["duration_s"] = 60.0 if run["duration_s"] is None else run["duration_s"]
+        run["warmup_s"] = 0.0 if run["warmup_s"] is None else run["warmup_s"]
+    else:
+        if wl["data_bytes"] is None:
+            wl["data_bytes"] = 128 * G
+        run["duration_s"] = 0.2 if run["duration_s"] is None else run["duration_s"]
+        run["warmup_s"] = 0.05 if run["warmup_s"] is None else run["warmup_s"]
 
 
 def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
@@ -320,7 +421,26 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
             except InputError as err:
                 raise InputError(err.source, f"hardware.{err.field}",
                                  f"{err.problem} (filesystem {fs}, kernel {kernel})", err.allowed) from None
+    if srv["innodb_max_dirty_pages_pct_lwm"] > srv["innodb_max_dirty_pages_pct"]:
+        raise InputError(where("server", "innodb_max_dirty_pages_pct_lwm"), "server.innodb_max_dirty_pages_pct_lwm",
+                         f"{srv['innodb_max_dirty_pages_pct_lwm']} is above innodb_max_dirty_pages_pct "
+                         f"{srv['innodb_max_dirty_pages_pct']} (the server: \"innodb_max_dirty_pages_pct_lwm "
+                         "cannot be set higher than innodb_max_dirty_pages_pct\")",
+                         "<= innodb_max_dirty_pages_pct")
     wl, run = values["workload"], values["run"]
+    if wl["kind"] == "oltp":
+        if "raw" in hw["filesystem"]:
+            raise InputError(where("hardware", "filesystem"), "hardware.filesystem",
+                             "InnoDB data files need a filesystem here", "ext4 or xfs for an oltp workload")
+        for key in ("filesystem", "kernel", "data_files"):
+            if len(hw[key if key != "data_files" else "data_files"]) > 1:
+                raise InputError(where("hardware", key), f"hardware.{key}", "a list (grid) is for iobench only",
+                                 "one value for an oltp workload")
+        if run["resolution_s"] > run["duration_s"]:
+            raise InputError(where("run", "resolution"), "run.resolution",
+                             f"{run['resolution_s']:g}s is longer than the duration {run['duration_s']:g}s",
+                             "<= run.duration")
+        return
     if "raw" in hw["filesystem"] and "fsync" in wl["io_mode"]:
         raise InputError(where("workload", "io_mode"), "workload.io_mode",
                          "a raw device is written with O_DIRECT only", "direct when filesystem is raw")

@@ -1,0 +1,124 @@
+"""InnoDB's file layer (fil0fil / os0file, MySQL 5.6) over the filesystem and device models.
+
+* Data: one tablespace per data file (file-per-table); page g of the buffer pool model lives in
+  file `(space - 1) % n_files`. ibdata1 (doublewrite area) and the redo log are files of their own.
+* innodb_flush_method (5.6, Linux; os_file_create, fil_flush): `fsync` (default) writes data
+  through the page cache and fsyncs; `O_DIRECT` opens data files with O_DIRECT and still fsyncs;
+  `O_DIRECT_NO_FSYNC` skips those fsyncs; `O_DSYNC` opens the log with O_SYNC (no log fsync);
+  `nosync`/`littlesync` skip data fsyncs. The log is always written through the page cache.
+* Page writes, the doublewrite blocks and data-file fsyncs are SimPy paths through the filesystem
+  (inode locks, journal). User-thread reads, log flushes and single-page flushes are computed
+  without SimPy from the device queue (`*_done_s`): they run inside the user-thread model, which
+  cannot wait on SimPy events; they are therefore not delayed by inode locks.
+"""
+
+from __future__ import annotations
+
+from models.device import READ, WRITE, Device
+from models.filesystem import Filesystem, Tally
+
+DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
+
+
+class FilIO:
+    """Page-granular I/O of the InnoDB files."""
+
+    def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str) -> None:
+        self.env = env
+        self.fs = fs
+        self.dev: Device = fs.device
+        self.n_data_files = n_data_files
+        self.page_size = page_size_bytes
+        self.flush_method = flush_method
+        self.direct = flush_method in DIRECT_METHODS
+        self.data_fsync = flush_method not in NO_DATA_FSYNC
+        self.ibdata = fs.files[n_data_files]
+        self.logfile = fs.files[n_data_files + 1]
+        self.tally = Tally()                   # filesystem lock wait of InnoDB's own writes
+        self.host_s = self.dev.profile.host_overhead_s
+        self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s
+        self.data_fsyncs = 0
+        self.log_fsyncs = 0
+
+    def file_of_space(self, space_id: int):
+        return self.fs.files[(space_id - 1) % self.n_data_files]
+
+    # -- SimPy paths -----------------------------------------------------------------------------
+
+    def write_page(self, space_id: int):
+        """One data page to its tablespace (buf_flush_write_block_low -> fil_io)."""
+        inode = self.file_of_space(space_id)
+        if self.direct:
+            yield from self.fs.direct_write(inode, self.page_size, self.tally)
+        else:
+            yield from self.fs.buffered_write(inode, self.page_size, self.tally)
+
+    def write_ibdata(self, size_bytes: int):
+        """A synchronous write to ibdata1 (the doublewrite blocks)."""
+        if self.direct:
+            yield from self.fs.direct_write(self.ibdata, size_bytes, self.tally)
+        else:
+            yield from self.fs.buffered_write(self.ibdata, size_bytes, self.tally)
+
+    def fsync_ibdata(self):
+        """fil_flush(TRX_SYS_SPACE)."""
+        if self.data_fsync or not self.direct:
+            self.data_fsyncs += 1
+            yield from self.fs.fsync(self.ibdata, self.tally)
+
+    def fsync_data_files(self, inodes=None):
+        """fil_flush_file_spaces(FIL_TABLESPACE): fsync every data file (or those given) in turn."""
+        if not self.data_fsync and self.direct:
+            return
+        for inode in (inodes if inodes is not None else self.fs.files[: self.n_data_files]):
+            self.data_fsyncs += 1
+            yield from self.fs.fsync(inode, self.tally)
+
+    def write_checkpoint_block(self):
+        """log_group_checkpoint: 512 bytes into the first log file's header, then flushed."""
+        done = self.log_flush_done_s(self.env.now, 512)
+        yield self.env.timeout(done - self.env.now)
+
+    # -- computed paths (no SimPy) ---------------------------------------------------------------
+
+    def read_done_s(self, now_s: float) -> float:
+        """A data page read issued at now_s (buf_read_page -> fil_io, synchronous for the reader)."""
+        return self.dev.schedule(now_s, READ, self.page_size) + self.host_s
+
+    def log_flush_done_s(self, now_s: float, bytes_: int) -> float:
+        """log_write_up_to with flush: write() the log bytes, then fsync the log file.
+
+        Writes go in 512-byte log blocks; with O_DSYNC the write itself is synchronous and no
+        fsync follows. The fsync carries a cache flush when barriers are on and the device has a
+        volatile write cache.
+        """
+        size = max(512, -(-bytes_ // 512) * 512)
+        t = self.dev.schedule_sized(now_s, WRITE, size) + self.host_s
+        if self.flush_method == "O_DSYNC":
+            return t
+        self.log_fsyncs += 1
+        t += self.fsync_cpu_s
+        if self.fs.spec.barriers and self.dev.profile.volatile_write_cache:
+            t = self.dev.schedule_flush(t)
+        return t
+
+    def sync_page_write_done_s(self, now_s: float, doublewrite: bool) -> float:
+        """buf_flush_single_page_from_LRU (5.6): one page written synchronously.
+
+        With doublewrite: the page to its doublewrite slot, fsync ibdata, the page to its file,
+        fsync the file (buf_dblwr_write_single_page). Without: the write and the file's fsync.
+        """
+        t = now_s
+        ps = self.page_size
+        flush = self.fs.spec.barriers and self.dev.profile.volatile_write_cache
+        if doublewrite:
+            t = self.dev.schedule(t, WRITE, ps) + self.host_s
+            if self.data_fsync:
+                t += self.fsync_cpu_s
+                t = self.dev.schedule_flush(t) if flush else t
+        t = self.dev.schedule(t, WRITE, ps) + self.host_s
+        if self.data_fsync:
+            t += self.fsync_cpu_s
+            t = self.dev.schedule_flush(t) if flush else t
+        return t

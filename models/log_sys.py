@@ -1,0 +1,165 @@
+"""MySQL 5.6 log_sys: LSN, group commit, checkpoints, and what a user thread does at log_free_check.
+
+* LSN: the redo byte stream in 512-byte blocks with a 12-byte header and 4-byte trailer
+  (LOG_BLOCK_HDR_SIZE, LOG_BLOCK_TRL_SIZE), starting at LOG_START_LSN = 8192 (log/log0log.cc).
+* Group commit (log_write_up_to with flush): one log write + fsync at a time; commits arriving
+  while it runs wait for the next one, which covers everything written by the time it starts.
+* log_checkpoint (spec 6.2): fsync the data files, then write the checkpoint block; the checkpoint
+  LSN is the oldest dirty page's oldest_modification at the call (or the current LSN).
+* srv_master_thread (srv/srv0srv.cc, spec 6.3): every second; when the server was active a
+  checkpoint every SRV_MASTER_CHECKPOINT_INTERVAL = 7 s, when idle every second.
+* log_check_margins -> log_checkpoint_margin (spec 3.1): run by every user thread that finds
+  check_flush_or_checkpoint set. The flag is cleared as soon as checkpoint age <= max_checkpoint_age;
+  beyond max_modified_age_sync the thread preflushes every instance in turn to oldest + 2 x overshoot
+  (log_preflush_pool_modified_pages = buf_flush_list(ULINT_MAX, target) then
+  buf_flush_wait_batch_end(NULL, LIST)); if an instance was busy it counts buffer_flush_sync_waits,
+  sets the flag again and loops. Beyond max_checkpoint_age_async it writes a checkpoint (and waits
+  for it, looping, beyond max_checkpoint_age).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.buf_flush import LIST, ULINT_MAX
+from models.redo import log_checkpoint_margin_56, log_close_needs_check_56
+
+LOG_START_LSN = 8192
+OS_FILE_LOG_BLOCK_SIZE = 512
+LOG_BLOCK_HDR_SIZE = 12
+LOG_BLOCK_TRL_SIZE = 4
+LOG_BLOCK_DATA = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_HDR_SIZE - LOG_BLOCK_TRL_SIZE
+SRV_MASTER_CHECKPOINT_INTERVAL_S = 7
+
+
+def lsn_advance(lsn: int, data_bytes: int) -> int:
+    """The LSN after appending data_bytes of redo records at lsn (block headers and trailers
+    are part of the LSN space, as log_write_low lays them out)."""
+    off = lsn % OS_FILE_LOG_BLOCK_SIZE
+    if off < LOG_BLOCK_HDR_SIZE:
+        lsn += LOG_BLOCK_HDR_SIZE - off
+        off = LOG_BLOCK_HDR_SIZE
+    room = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_TRL_SIZE - off
+    if data_bytes <= room:
+        return lsn + data_bytes
+    data_bytes -= room
+    lsn += room + LOG_BLOCK_TRL_SIZE + LOG_BLOCK_HDR_SIZE
+    full, rest = divmod(data_bytes, LOG_BLOCK_DATA)
+    lsn += full * OS_FILE_LOG_BLOCK_SIZE
+    if rest == 0:
+        return lsn
+    return lsn + rest
+
+
+@dataclass
+class LogState:
+    lsn: int = LOG_START_LSN
+    flushed_lsn: int = LOG_START_LSN
+    written_lsn: int = LOG_START_LSN
+    last_checkpoint_lsn: int = LOG_START_LSN
+    check_flush_or_checkpoint: bool = False
+    n_pending_checkpoint_writes: int = 0
+    writer: "object" = None        # the group-commit writer (models.user_threads.LogWriter)
+
+
+class LogSys56:
+    """Checkpoints and the user-thread margin loop (SimPy processes)."""
+
+    def __init__(self, env, state: LogState, pool, flusher, fil, counters, limits, settings) -> None:
+        self.env = env
+        self.st = state
+        self.pool = pool
+        self.flusher = flusher
+        self.fil = fil
+        self.counters = counters
+        self.limits = limits
+        self.s = settings
+        self.in_margin = 0          # user threads inside log_check_margins
+        self.preflushing = 0        # of them, those running a sync preflush
+
+    def oldest(self) -> int:
+        o = self.pool.oldest_modification_all()
+        return o if o else self.st.lsn
+
+    def log_close(self) -> None:
+        """log_close (5.6): set check_flush_or_checkpoint after an mtr commit when needed."""
+        st = self.st
+        half_full = st.lsn - st.written_lsn > self.s.log_buffer_size_bytes // 2
+        if not half_full and st.lsn - st.last_checkpoint_lsn <= self.limits.max_modified_age_sync:
+            return
+        o = self.pool.oldest_modification_all()
+        if log_close_needs_check_56(st.lsn, st.last_checkpoint_lsn, o if o else None, self.limits, half_full):
+            st.check_flush_or_checkpoint = True
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def checkpoint(self, sync: bool):
+        """log_checkpoint(sync, FALSE) (SimPy generator). Returns True when one was written or
+        nothing new was to be written, False when another checkpoint write was pending."""
+        st = self.st
+        oldest = self.oldest()
+        yield from self.fil.fsync_data_files()
+        if st.flushed_lsn < oldest:
+            yield st.writer.wait_flushed(oldest)
+        if st.last_checkpoint_lsn >= oldest:
+            return True
+        if st.n_pending_checkpoint_writes:
+            if sync:
+                while st.n_pending_checkpoint_writes:
+                    yield self.env.timeout(0.001)
+            return False
+        st.n_pending_checkpoint_writes += 1
+        yield from self.fil.write_checkpoint_block()
+        st.n_pending_checkpoint_writes -= 1
+        if oldest > st.last_checkpoint_lsn:
+            st.last_checkpoint_lsn = oldest
+        self.counters.add("log_checkpoints")
+        return True
+
+    def master_thread(self):
+        """srv_master_thread (5.6): log flush each second, checkpoint each 7 s when active."""
+        env = self.env
+        last_activity = self.counters["commits"]
+        seconds = 0
+        while True:
+            yield env.timeout(1.0)
+            seconds += 1
+            active = self.counters["commits"] != last_activity
+            last_activity = self.counters["commits"]
+            self.st.writer.background_flush()
+            if not active or seconds % SRV_MASTER_CHECKPOINT_INTERVAL_S == 0:
+                yield from self.checkpoint(sync=False)
+
+    # -- the user thread at log_free_check ------------------------------------------------------
+
+    def log_check_margins(self):
+        """log_check_margins (5.6) for one user thread (SimPy generator)."""
+        st, lim = self.st, self.limits
+        self.in_margin += 1
+        try:
+            while st.check_flush_or_checkpoint:
+                if st.lsn - st.written_lsn > self.s.log_buffer_size_bytes // 2:   # log_flush_margin
+                    yield st.writer.wait_written(st.lsn)
+                o = self.pool.oldest_modification_all()
+                action = log_checkpoint_margin_56(st.lsn, st.last_checkpoint_lsn, o if o else None, lim)
+                if action.checkpoint != "sync":
+                    st.check_flush_or_checkpoint = False
+                if action.preflush_to_lsn is not None:
+                    self.preflushing += 1
+                    try:
+                        success, n = yield from self.flusher.buf_flush_list(ULINT_MAX, action.preflush_to_lsn, "sync")
+                        yield from self.flusher.batches.wait_all_end(LIST)
+                    finally:
+                        self.preflushing -= 1
+                    self.counters.add("buffer_flush_sync")
+                    if not success:
+                        self.counters.add("buffer_flush_sync_waits")
+                        st.check_flush_or_checkpoint = True
+                        continue
+                if action.checkpoint is not None:
+                    yield from self.checkpoint(sync=action.checkpoint == "sync")
+                    if action.checkpoint == "sync":
+                        continue
+                break
+        finally:
+            self.in_margin -= 1

@@ -1,0 +1,82 @@
+"""The MySQL 5.6 page cleaner: buf_flush_page_cleaner_thread (buf/buf0flu.cc), one thread.
+
+Loop with a 1 s period (spec 4.1): sleep until next_loop_time unless the server is idle and the
+previous pass flushed nothing; if there was server activity since the last pass (srv_check_activity),
+flush the LRU tails (buf_flush_LRU_tail) and then the flush lists adaptively
+(page_cleaner_flush_pages_if_needed); if idle, flush up to PCT_IO(100) pages below LSN_MAX
+(background flushing). The LRU part runs first: a slow LRU pass delays adaptive flushing.
+The adaptive arithmetic is models.adaptive_flushing; this module only schedules.
+"""
+
+from __future__ import annotations
+
+from models.adaptive_flushing import AdaptiveState56, FlushSettings56, adaptive_request_56, after_batch_56, pct_io
+from models.buf_flush import ULINT_MAX
+
+LSN_MAX = 1 << 62
+
+
+class PageCleaner56:
+    def __init__(self, env, flusher, pool, log, counters, settings, limits) -> None:
+        self.env = env
+        self.flusher = flusher
+        self.pool = pool
+        self.log = log
+        self.counters = counters
+        self.limits = limits
+        s = settings
+        self.fs = FlushSettings56(io_capacity=s.io_capacity, io_capacity_max=s.io_capacity_max,
+                                  flushing_avg_loops=s.flushing_avg_loops, adaptive_flushing=s.adaptive_flushing,
+                                  adaptive_flushing_lwm_pct=s.adaptive_flushing_lwm_pct,
+                                  max_dirty_pages_pct=s.max_dirty_pages_pct,
+                                  max_dirty_pages_pct_lwm=s.max_dirty_pages_pct_lwm)
+        self.state = AdaptiveState56()
+        # Gauges (INNODB_METRICS names), last values.
+        self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
+                       "buffer_flush_pct_for_dirty": 0, "buffer_flush_avg_page_rate": 0,
+                       "buffer_flush_lsn_avg_rate": 0}
+        self.loops = 0
+
+    def run(self):
+        """buf_flush_page_cleaner_thread (SimPy process)."""
+        env = self.env
+        next_loop_s = env.now + 1.0
+        last_activity = self.counters["commits"]
+        n_flushed = 0
+        while True:
+            active = self.counters["commits"] != last_activity
+            if active or n_flushed == 0:
+                if next_loop_s > env.now:          # page_cleaner_sleep_if_needed
+                    yield env.timeout(next_loop_s - env.now)
+            next_loop_s = env.now + 1.0
+            self.loops += 1
+            if self.counters["commits"] != last_activity:
+                last_activity = self.counters["commits"]
+                n_flushed = yield from self.flusher.buf_flush_LRU_tail()
+                n_flushed += yield from self.flush_pages_if_needed()
+            else:
+                _, n_flushed = yield from self.flusher.buf_flush_list(pct_io(self.fs.io_capacity, 100), LSN_MAX,
+                                                                      "background")
+
+    def flush_pages_if_needed(self):
+        """page_cleaner_flush_pages_if_needed (5.6)."""
+        lsn = self.log.lsn
+        oldest = self.pool.oldest_modification_all()
+        dirty_pct = self.pool.modified_ratio_pct()
+        self.state, req = adaptive_request_56(self.state, lsn, oldest if oldest else lsn, dirty_pct,
+                                              self.limits.log_group_capacity,
+                                              self.limits.max_modified_age_async, self.fs)
+        if req is None:
+            return 0
+        g = self.gauges
+        g["buffer_flush_n_to_flush_requested"] = req.n_pages
+        g["buffer_flush_pct_for_lsn"] = req.pct_for_lsn
+        g["buffer_flush_pct_for_dirty"] = req.pct_for_dirty
+        g["buffer_flush_avg_page_rate"] = self.state.avg_page_rate
+        g["buffer_flush_lsn_avg_rate"] = self.state.lsn_avg_rate
+        n = 0
+        if req.n_pages > 0:
+            _, n = yield from self.flusher.buf_flush_list(min(req.n_pages, ULINT_MAX - 1), req.lsn_limit,
+                                                          "adaptive")
+        self.state = after_batch_56(self.state, self.log.lsn, n)
+        return n

@@ -1,0 +1,84 @@
+"""The simulated server's shared state: settings, counters, and the parts the processes share.
+
+Counter names are the server's own (INNODB_METRICS / SHOW GLOBAL STATUS, shared/research/
+innodb-flushing.md section 7) where one exists; `buffer_LRU_single_flush_pages` (pages written by
+user threads' single-page flushes, 5.6 buf_flush_single_page_from_LRU) has no 5.6 counter of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+COUNTERS = (
+    "buffer_flush_adaptive_total_pages",     # page cleaner, flush list (active server)
+    "buffer_flush_background_total_pages",   # page cleaner, flush list (idle server)
+    "buffer_flush_sync_total_pages",         # user threads' sync preflush
+    "buffer_LRU_batch_total_pages",          # page cleaner, LRU tail
+    "buffer_LRU_single_flush_pages",         # user threads, no free page
+    "buffer_flush_neighbor_total_pages",     # neighbours written along (included in the above)
+    "buffer_flush_sync_waits",
+    "buffer_flush_sync",                     # sync preflush batches (calls)
+    "Innodb_buffer_pool_wait_free",
+    "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_data_reads",
+    "Innodb_data_writes",
+    "Innodb_data_fsyncs",
+    "Innodb_dblwr_pages_written",
+    "Innodb_dblwr_writes",
+    "Innodb_log_writes",
+    "Innodb_os_log_fsyncs",
+    "Innodb_os_log_written",
+    "log_checkpoints",
+    "Innodb_pages_written",
+    "commits",
+)
+
+FLUSH_KIND_COUNTER = {
+    "adaptive": "buffer_flush_adaptive_total_pages",
+    "background": "buffer_flush_background_total_pages",
+    "sync": "buffer_flush_sync_total_pages",
+    "lru": "buffer_LRU_batch_total_pages",
+    "single": "buffer_LRU_single_flush_pages",
+}
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The my.cnf settings the 5.6 engine reads, resolved to numbers (units in names)."""
+
+    page_size_bytes: int = 16384
+    buffer_pool_size_bytes: int = 128 << 20
+    buffer_pool_instances: int = 1
+    log_file_size_bytes: int = 48 << 20
+    log_files_in_group: int = 2
+    log_buffer_size_bytes: int = 8 << 20
+    flush_log_at_trx_commit: int = 1
+    flush_log_at_timeout_s: float = 1.0
+    thread_concurrency: int = 0
+    io_capacity: int = 200
+    io_capacity_max: int = 2000
+    adaptive_flushing: bool = True
+    adaptive_flushing_lwm_pct: int = 10
+    max_dirty_pages_pct: int = 75
+    max_dirty_pages_pct_lwm: int = 0
+    flushing_avg_loops: int = 30
+    lru_scan_depth: int = 1024
+    flush_neighbors: int = 1
+    doublewrite: bool = True
+    flush_method: str = "fsync"
+    old_blocks_pct: int = 37
+    old_blocks_time_s: float = 1.0
+
+
+@dataclass
+class Counters:
+    """Cumulative counters; the recorder samples them every tick."""
+
+    values: dict[str, int] = field(default_factory=lambda: {k: 0 for k in COUNTERS})
+
+    def add(self, name: str, n: int = 1) -> None:
+        self.values[name] += n
+
+    def __getitem__(self, name: str) -> int:
+        return self.values[name]

@@ -1,0 +1,400 @@
+"""User threads (client sessions) running OLTP transactions, and group commit of the redo log.
+
+Each of `users` threads loops: log_free_check, then a transaction (buffer-pool accesses, reads of
+missing pages with buf_LRU_get_free_block when no frame is free, the transaction's mini-transactions
+advancing the LSN and dirtying pages, CPU on one of `cores`, a pass through a server-wide critical
+section), then commit per innodb_flush_log_at_trx_commit, then think time.
+
+For speed the threads are not SimPy processes: their events (start, CPU start, commit request,
+commit, log flush start/end) sit in one heap that a SimPy process drains every `step_s` of
+simulated time, so a thread reacts to flushing and checkpoint state at most `step_s` late.
+Threads that find check_flush_or_checkpoint set run log_check_margins as a real SimPy process
+(models.log_sys), since that path waits on flush batches.
+
+Mirrors (MySQL 5.6): log_free_check (include/log0log.ic), buf_LRU_get_free_block
+(buf/buf0lru.cc: free list, LRU scan, from the third round a 100 ms sleep, then
+buf_flush_single_page_from_LRU; Innodb_buffer_pool_wait_free per round), log_write_up_to with
+group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_commit 0/1/2).
+Not modelled: waiting for a running LRU batch before the LRU scan (the thread scans at once).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from models.log_sys import lsn_advance
+from models.oltp import pages_per_txn
+
+# Thread states, accounted in thread-seconds per tick.
+RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT = range(5)
+STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait")
+
+# Event kinds.
+_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE = range(7)
+_MAX_FREE_ROUNDS = 1000
+
+
+class LogWriter:
+    """Group commit: one log write + fsync at a time (log_write_up_to with flush)."""
+
+    def __init__(self, users: "UserThreads") -> None:
+        self.u = users
+        self.busy = False
+        self.waiting: list[tuple[int, int]] = []       # (lsn, thread)
+        self.simpy_waiting: list[tuple[int, object]] = []
+
+    def request(self, t: float, lsn: int, thread: int) -> None:
+        self.waiting.append((lsn, thread))
+        if not self.busy:
+            self.busy = True
+            self.u.push(t, _FLUSH_START, -1)
+
+    def wait_flushed(self, lsn: int):
+        """SimPy event fired once the log is flushed up to lsn (WAL before a page write, checkpoint)."""
+        ev = self.u.env.event()
+        if lsn <= self.u.log.flushed_lsn:
+            return ev.succeed()
+        self.simpy_waiting.append((lsn, ev))
+        if not self.busy:
+            self.busy = True
+            self.u.push(self.u.env.now, _FLUSH_START, -1)
+        return ev
+
+    wait_written = wait_flushed
+
+    def background_flush(self) -> None:
+        """srv_master_thread's once-a-second log_buffer_sync_in_background."""
+        if self.u.log.lsn > self.u.log.flushed_lsn and not self.busy:
+            self.busy = True
+            self.u.push(self.u.env.now, _FLUSH_START, -1)
+
+    def start(self, t: float) -> None:
+        u, log = self.u, self.u.log
+        covered = log.lsn
+        nbytes = covered - log.written_lsn
+        end = u.fil.log_flush_done_s(t, max(nbytes, 512))
+        log.written_lsn = covered
+        c = u.counters
+        c.add("Innodb_log_writes")
+        c.add("Innodb_os_log_fsyncs")
+        c.add("Innodb_os_log_written", nbytes)
+        env = u.env
+        still = []
+        for lsn, ev in self.simpy_waiting:
+            if lsn <= covered:
+                if end <= env.now:
+                    ev.succeed()
+                else:
+                    env.timeout(end - env.now).callbacks.append(lambda _e, ev=ev: ev.succeed())
+            else:
+                still.append((lsn, ev))
+        self.simpy_waiting = still
+        u.push(end, _FLUSH_DONE, covered)
+
+    def done(self, t: float, covered: int) -> None:
+        u = self.u
+        if covered > u.log.flushed_lsn:
+            u.log.flushed_lsn = covered
+        still = []
+        for lsn, th in self.waiting:
+            if lsn <= covered:
+                u.push(t, _COMMIT, th)
+            else:
+                still.append((lsn, th))
+        self.waiting = still
+        if self.waiting or self.simpy_waiting:
+            u.push(t, _FLUSH_START, -1)
+        else:
+            self.busy = False
+
+
+class UserThreads:
+    def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
+                 settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
+                 step_s: float = 0.001, cpu_cv: float = 0.5) -> None:
+        self.env = env
+        self.n = n_users
+        self.prof = profile
+        self.sampler = sampler
+        self.pool = pool
+        self.log = log
+        self.logsys = logsys
+        self.fil = fil
+        self.counters = counters
+        self.s = settings
+        self.rng = rng
+        self.think_s = think_s
+        self.tick_s = tick_s
+        self.n_ticks = n_ticks
+        self.step_s = step_s
+        self.cores = [0.0] * max(1, cores)
+        self.latch_free_s = 0.0
+        self.writer = LogWriter(self)
+        log.writer = self.writer
+        self.heap: list = []
+        self.pending: list[tuple[float, int]] = []
+        self._seq = 0
+        # Per thread: state, since, transaction start, commit LSN.
+        self.state = [THINK] * n_users
+        self.since = [0.0] * n_users
+        self.txn_start = [0.0] * n_users
+        self.commit_lsn = [0] * n_users
+        self.resumed = [False] * n_users
+        self.acc = np.zeros((len(STATE_NAMES), n_ticks + 1))
+        self.commit_t: list[float] = []
+        self.latency_s: list[float] = []
+        sigma2 = math.log1p(cpu_cv * cpu_cv)
+        self._cpu_mu, self._cpu_sigma = -0.5 * sigma2, math.sqrt(sigma2)
+        self._u = self._block(lambda n: rng.random(n))
+        self._cpu = self._block(lambda n: rng.lognormal(self._cpu_mu, self._cpu_sigma, n))
+        self._think = self._block(lambda n: rng.exponential(1.0, n))
+        self.page_size = settings.page_size_bytes
+        for th in range(n_users):
+            # Stagger the first transactions over one mean think time (or 10 ms).
+            self.push(self._next(self._u) * max(think_s, 0.01), _START, th)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _block(make, size: int = 8192):
+        return {"make": make, "buf": make(size).tolist(), "i": 0, "size": size}
+
+    @staticmethod
+    def _next(b) -> float:
+        if b["i"] >= b["size"]:
+            b["buf"] = b["make"](b["size"]).tolist()
+            b["i"] = 0
+        v = b["buf"][b["i"]]
+        b["i"] += 1
+        return v
+
+    def push(self, t: float, kind: int, arg: int) -> None:
+        self._seq += 1
+        heapq.heappush(self.heap, (t, self._seq, kind, arg))
+
+    def _account(self, th: int, t: float, new_state: int) -> None:
+        t0 = self.since[th]
+        if t > t0:
+            self._acc_interval(self.state[th], t0, t)
+            self.since[th] = t
+        self.state[th] = new_state
+
+    def _acc_interval(self, state: int, t0: float, t1: float) -> None:
+        tick = self.tick_s
+        k0, k1 = int(t0 / tick), int(t1 / tick)
+        acc = self.acc[state]
+        last = self.n_ticks
+        if k0 == k1:
+            acc[min(k0, last)] += t1 - t0
+            return
+        acc[min(k0, last)] += (k0 + 1) * tick - t0
+        for k in range(k0 + 1, min(k1, last + 1)):
+            acc[k] += tick
+        acc[min(k1, last)] += t1 - k1 * tick
+
+    # -- the SimPy side -------------------------------------------------------------------------
+
+    def run(self):
+        """SimPy process: drain the heap up to the current time every step_s."""
+        env = self.env
+        while True:
+            yield env.timeout(self.step_s)
+            self.advance(env.now)
+
+    def advance(self, until: float) -> None:
+        """Process every event up to `until`; transaction starts are gathered and run as a batch."""
+        heap = self.heap
+        pop = heapq.heappop
+        while True:
+            while heap and heap[0][0] <= until:
+                t, _, kind, arg = pop(heap)
+                if kind == _START:
+                    self.pending.append((t, arg))
+                elif kind == _CPU:
+                    self._cpu_phase(arg, t)
+                elif kind == _COMMIT_REQ:
+                    self._commit_req(arg, t)
+                elif kind == _COMMIT:
+                    self._commit(arg, t)
+                elif kind == _RESUME:
+                    self._account(arg, t, RUN)
+                    self.resumed[arg] = True
+                    self.pending.append((t, arg))
+                elif kind == _FLUSH_START:
+                    self.writer.start(t)
+                else:
+                    self.writer.done(t, arg)
+            if not self.pending:
+                return
+            self._start_batch()
+
+    def _margin(self, th: int):
+        yield from self.logsys.log_check_margins()
+        self.push(self.env.now, _RESUME, th)
+
+    # -- a transaction ------------------------------------------------------------------------
+
+    def _start_batch(self) -> None:
+        """Start every pending transaction (sorted by time) with vectorised buffer-pool work."""
+        pend = self.pending
+        self.pending = []
+        pend.sort()
+        log = self.log
+        if log.check_flush_or_checkpoint:                      # log_free_check
+            for t, th in pend:
+                if not self.resumed[th]:
+                    self.txn_start[th] = t
+                self._account(th, t, MARGIN)
+                self.env.process(self._margin(th))
+            return
+        prof, pool, c = self.prof, self.pool, self.counters
+        n = len(pend)
+        u = self._u
+        nr = [pages_per_txn(prof.pages_read_per_txn, self._next(u)) for _ in range(n)]
+        nm = [pages_per_txn(prof.pages_modified_per_txn, self._next(u)) for _ in range(n)]
+        sizes = [a + b for a, b in zip(nr, nm)]
+        total = sum(sizes)
+        pages = self.sampler.draw(total)
+        c.add("Innodb_buffer_pool_read_requests", total)
+        t_last = pend[-1][0]
+        ready = [t for t, _ in pend]
+        waited = [0.0] * n
+        w = pool.where[pages]
+        miss_pos = np.flatnonzero(w == 0)
+        if len(miss_pos):
+            starts = np.cumsum([0] + sizes[:-1])
+            owner = np.searchsorted(starts, miss_pos, side="right") - 1
+            miss_pages = pages[miss_pos]
+            _, first = np.unique(miss_pages, return_index=True)
+            first.sort()
+            inst_of = pool.inst_of
+            for k in first.tolist():
+                page = int(miss_pages[k])
+                j = int(owner[k])
+                th = pend[j][1]
+                tr = ready[j]
+                tf = self._get_free_block(int(inst_of[page]), tr)
+                if tf > tr:
+                    self._acc_interval(FREE_WAIT, tr, tf)
+                    waited[j] += tf - tr
+                tr = self.fil.read_done_s(tf)
+                pool.add_read_page(page, tr)
+                ready[j] = tr
+            c.add("Innodb_buffer_pool_reads", len(first))
+            c.add("Innodb_data_reads", len(first))
+        pool.touch(pages, t_last)                              # LRU upkeep of the hits
+        # The transactions' mini-transactions, in start order: redo appended, pages dirtied.
+        lsn = log.lsn
+        redo = prof.redo_bytes_per_txn
+        mod_idx, mod_lsn, mod_end = [], [], []
+        pos = 0
+        for j in range(n):
+            start_lsn = lsn
+            lsn = lsn_advance(lsn, redo)
+            self.commit_lsn[pend[j][1]] = lsn
+            m = nm[j]
+            if m:
+                base = pos + nr[j]
+                span = lsn - start_lsn
+                mod_idx.extend(range(base, base + m))
+                mod_lsn.extend(start_lsn + (x * span) // m for x in range(m))
+                mod_end.extend([lsn] * m)
+            pos += sizes[j]
+        log.lsn = lsn
+        if mod_idx:
+            pool.modify_lsns(pages[mod_idx], np.asarray(mod_lsn, dtype=np.int64), np.asarray(mod_end, dtype=np.int64))
+        self.logsys.log_close()
+        for j in range(n):
+            t, th = pend[j]
+            self._account(th, t, RUN)
+            if waited[j]:
+                self.since[th] = t + waited[j]     # the free-page wait is accounted already
+            if not self.resumed[th]:
+                self.txn_start[th] = t             # a resumed thread keeps its start (latency includes the wait)
+            self.resumed[th] = False
+            if ready[j] > t:
+                self.push(ready[j], _CPU, th)
+            else:
+                self._cpu_phase(th, t)
+
+    def _cpu_phase(self, th: int, t: float) -> None:
+        cores = self.cores
+        free = heapq.heappop(cores)
+        begin = t if free < t else free
+        end = begin + self.prof.cpu_s_per_txn * self._next(self._cpu)
+        heapq.heappush(cores, end)
+        serial = self.prof.serial_s_per_txn
+        if serial > 0.0:
+            begin = end if self.latch_free_s < end else self.latch_free_s
+            end = begin + serial
+            self.latch_free_s = end
+        self.push(end, _COMMIT_REQ, th)
+
+    def _commit_req(self, th: int, t: float) -> None:
+        mode = self.s.flush_log_at_trx_commit
+        lsn = self.commit_lsn[th]
+        if mode == 1 and lsn > self.log.flushed_lsn:
+            self._account(th, t, LOG_WAIT)
+            self.writer.request(t, lsn, th)
+            return
+        if mode == 2 and lsn > self.log.written_lsn:
+            self.log.written_lsn = lsn                      # write() to the OS, no fsync
+            self.counters.add("Innodb_log_writes")
+        self._commit(th, t)
+
+    def _commit(self, th: int, t: float) -> None:
+        self.counters.add("commits")
+        self.commit_t.append(t)
+        self.latency_s.append(t - self.txn_start[th])
+        if self.think_s > 0.0:
+            self._account(th, t, THINK)
+            self.push(t + self.think_s * self._next(self._think), _START, th)
+        else:
+            self.pending.append((t, th))
+
+    # -- buf_LRU_get_free_block -------------------------------------------------------------------
+
+    def _get_free_block(self, i: int, t: float) -> float:
+        """A frame in instance i for a page read at t; returns when the frame is available."""
+        pool, c, s = self.pool, self.counters, self.s
+        rounds = 0
+        while True:
+            if pool.take_free_frame(i):
+                return t
+            scan = s.lru_scan_depth if rounds == 0 else pool.inst[i].lru_len
+            evicted, _ = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=0, free_target=1,
+                                            min_len=0)
+            if evicted and pool.take_free_frame(i):
+                return t
+            if rounds > 1:
+                t += 0.1                                    # os_thread_sleep(100000)
+            _, dirty = pool.lru_tail_scan(i, max_scan=pool.inst[i].lru_len, evict_clean=False, want_dirty=1,
+                                          min_len=0)
+            if dirty:                                       # buf_flush_single_page_from_LRU
+                page = dirty[0]
+                newest = int(pool.newest_lsn[page])
+                if newest > self.log.flushed_lsn:
+                    t = self.fil.log_flush_done_s(t, newest - self.log.flushed_lsn)
+                    self.log.flushed_lsn = self.log.written_lsn = max(self.log.written_lsn, newest)
+                t = self.fil.sync_page_write_done_s(t, self.s.doublewrite)
+                pool.write_complete(page, self.log.lsn)
+                pool.evict_if_clean(page)
+                c.add("buffer_LRU_single_flush_pages")
+                c.add("Innodb_data_writes")
+                c.add("Innodb_pages_written")
+                if self.s.doublewrite:
+                    c.add("Innodb_dblwr_pages_written")
+                    c.add("Innodb_dblwr_writes")
+            c.add("Innodb_buffer_pool_wait_free")
+            rounds += 1
+            if rounds > _MAX_FREE_ROUNDS:
+                raise RuntimeError(f"buffer pool instance {i}: no free block after {rounds} rounds "
+                                   "(every page is being written)")
+
+    def finish(self, t: float) -> None:
+        """Account every thread's current state up to t (end of run)."""
+        for th in range(self.n):
+            self._account(th, t, self.state[th])

@@ -1,0 +1,231 @@
+"""The InnoDB engine run: wires the 5.6 models into one SimPy environment and records the series.
+
+`run(scenario)` is a pure function of the scenario: the same scenario and seed give the same
+result bit for bit (every random draw comes from generators spawned from run.seed).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import simpy
+
+from models.buf_flush import FlushBatches, Flusher
+from models.buffer_pool import BufferPool
+from models.device import Device, load_profile
+from models.doublewrite import Doublewrite56
+from models.fil import FilIO
+from models.filesystem import Filesystem, make_spec
+from models.log_sys import LogState, LogSys56
+from models.oltp import PageSampler, TxnProfile
+from models.page_cleaner import PageCleaner56
+from models.redo import RedoLimits, log_calc_max_ages_56
+from models.server import COUNTERS, Counters, ServerSettings
+from models.user_threads import STATE_NAMES, UserThreads
+
+BUF_POOL_SIZE_THRESHOLD = 1 << 30        # 5.6 innobase_start_or_create_for_mysql: 1 instance below 1 GiB
+
+GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
+          "Innodb_buffer_pool_pages_free", "device_queue_depth", "fs_lock_wait_s",
+          "buffer_flush_n_to_flush_requested", "buffer_flush_pct_for_lsn", "buffer_flush_avg_page_rate",
+          "threads_in_log_check_margins")
+
+
+@dataclass
+class EngineResult:
+    """Everything a run produced; sim.metrics derives series, stalls and the summary from it."""
+
+    scenario: object
+    settings: ServerSettings
+    limits: RedoLimits
+    profile: TxnProfile
+    tick_s: float
+    n_ticks: int
+    warmup_s: float
+    counters: np.ndarray            # (n_ticks, len(COUNTERS)) cumulative, sampled at tick ends
+    gauges: np.ndarray              # (n_ticks, len(GAUGES))
+    thread_s: np.ndarray            # (len(STATE_NAMES), n_ticks) thread-seconds per state
+    commit_t: np.ndarray
+    latency_s: np.ndarray
+    n_instances: int
+    n_pages: int
+    frames: int
+    redo_capacity_bytes: int
+    warnings: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    final_checks: dict = field(default_factory=dict)
+
+
+def settings_from(scn) -> tuple[ServerSettings, list[str]]:
+    """The engine's settings from a scenario, adjusting what the 5.6 server adjusts (with its warning)."""
+    s = scn.server
+    warnings = []
+    inst = s.innodb_buffer_pool_instances
+    if s.innodb_buffer_pool_size_bytes < BUF_POOL_SIZE_THRESHOLD and inst > 1:
+        warnings.append(f"Adjusting innodb_buffer_pool_instances from {inst} to 1 since "
+                        f"innodb_buffer_pool_size is less than {BUF_POOL_SIZE_THRESHOLD >> 20} MiB "
+                        "(the 5.6 server does the same at startup)")
+        inst = 1
+    return ServerSettings(
+        page_size_bytes=s.innodb_page_size_bytes,
+        buffer_pool_size_bytes=s.innodb_buffer_pool_size_bytes,
+        buffer_pool_instances=inst,
+        log_file_size_bytes=s.innodb_log_file_size_bytes,
+        log_files_in_group=s.innodb_log_files_in_group,
+        log_buffer_size_bytes=s.innodb_log_buffer_size_bytes,
+        flush_log_at_trx_commit=s.innodb_flush_log_at_trx_commit,
+        thread_concurrency=s.innodb_thread_concurrency,
+        io_capacity=s.innodb_io_capacity,
+        io_capacity_max=s.innodb_io_capacity_max,
+        adaptive_flushing=s.innodb_adaptive_flushing,
+        adaptive_flushing_lwm_pct=s.innodb_adaptive_flushing_lwm,
+        max_dirty_pages_pct=s.innodb_max_dirty_pages_pct,
+        max_dirty_pages_pct_lwm=s.innodb_max_dirty_pages_pct_lwm,
+        flushing_avg_loops=s.innodb_flushing_avg_loops,
+        lru_scan_depth=s.innodb_lru_scan_depth,
+        flush_neighbors=s.innodb_flush_neighbors,
+        doublewrite=s.innodb_doublewrite,
+        flush_method=s.innodb_flush_method,
+        old_blocks_pct=s.innodb_old_blocks_pct,
+        old_blocks_time_s=s.innodb_old_blocks_time_ms / 1000.0,
+    ), warnings
+
+
+def txn_profile_from(scn) -> TxnProfile:
+    w = scn.workload
+    return TxnProfile(w.profile, w.pages_read_per_txn, w.pages_modified_per_txn, int(w.redo_bytes_per_txn),
+                      w.cpu_s_per_txn, w.serial_s_per_txn, w.hot_data_pct, w.hot_access_pct)
+
+
+class Server:
+    """One simulated MySQL 5.6 server and its machine."""
+
+    def __init__(self, scn, check_every_s: float = 0.0) -> None:
+        self.scn = scn
+        self.settings, self.warnings = settings_from(scn)
+        st = self.settings
+        hw, wl, run = scn.hardware, scn.workload, scn.run
+        root = np.random.SeedSequence(run.seed)
+        rng_dev, rng_pages, rng_users = (np.random.default_rng(s) for s in root.spawn(3))
+        self.env = env = simpy.Environment()
+        self.device = Device(env, load_profile(hw.device), rng_dev)
+        fs_kind, kernel, n_files = hw.filesystem[0], hw.kernel[0], hw.data_files[0]
+        spec = make_spec(fs_kind, kernel, hw.mount_options, source="hardware")
+        self.fs = Filesystem(env, self.device, spec, n_files + 2)
+        self.fil = FilIO(env, self.fs, n_files, st.page_size_bytes, st.flush_method)
+        ps = st.page_size_bytes
+        self.n_pages = max(1, wl.data_bytes // ps)
+        pages_per_space = -(-self.n_pages // n_files)
+        n_inst = st.buffer_pool_instances
+        frames = max(1, st.buffer_pool_size_bytes // ps // n_inst)
+        self.pool = BufferPool(self.n_pages, n_inst, frames, pages_per_space, st.old_blocks_pct,
+                               st.old_blocks_time_s, st.lru_scan_depth)
+        self.profile = txn_profile_from(scn)
+        self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct, rng_pages)
+        if wl.warm_start:
+            self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
+        self.limits = log_calc_max_ages_56(st.log_file_size_bytes, st.log_files_in_group, ps, st.thread_concurrency)
+        self.counters = Counters()
+        self.log = LogState()
+        self.batches = FlushBatches(env, n_inst)
+        self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
+        self.dblwr = Doublewrite56(env, self.fil, self.pool.space_of, self.counters, self.flusher.on_write_complete,
+                                   enabled=st.doublewrite)
+        self.flusher.dblwr = self.dblwr
+        self.logsys = LogSys56(env, self.log, self.pool, self.flusher, self.fil, self.counters, self.limits, st)
+        self.tick_s = run.resolution_s
+        self.end_s = run.warmup_s + run.duration_s
+        self.n_ticks = int(round(self.end_s / self.tick_s))
+        self.users = UserThreads(env, n_users=wl.users, cores=hw.cpu_cores, profile=self.profile,
+                                 sampler=self.sampler, pool=self.pool, log=self.log, logsys=self.logsys,
+                                 fil=self.fil, counters=self.counters, settings=st, rng=rng_users,
+                                 think_s=wl.think_s, tick_s=self.tick_s, n_ticks=self.n_ticks)
+        self.cleaner = PageCleaner56(env, self.flusher, self.pool, self.log, self.counters, st, self.limits)
+        self.counter_rows = np.zeros((self.n_ticks, len(COUNTERS)), dtype=np.int64)
+        self.gauge_rows = np.zeros((self.n_ticks, len(GAUGES)), dtype=np.float64)
+        self.check_every_s = check_every_s
+        self.violations: list[str] = []
+        env.process(self.users.run())
+        env.process(self.cleaner.run())
+        env.process(self.logsys.master_thread())
+        env.process(self._recorder())
+
+    def _recorder(self):
+        env, tick = self.env, self.tick_s
+        pool, log, c = self.pool, self.log, self.counters.values
+        g = self.cleaner.gauges
+        next_check = self.check_every_s
+        for k in range(self.n_ticks):
+            yield env.timeout((k + 1) * tick - env.now)
+            self.counter_rows[k] = [c[name] for name in COUNTERS]
+            oldest = pool.oldest_modification_all()
+            self.gauge_rows[k] = (log.lsn, log.last_checkpoint_lsn, oldest if oldest else log.lsn,
+                                  pool.dirty_pages(), pool.free_pages(), self.device.outstanding(env.now),
+                                  self.fil.tally.lock_wait_s, g["buffer_flush_n_to_flush_requested"],
+                                  g["buffer_flush_pct_for_lsn"], g["buffer_flush_avg_page_rate"],
+                                  self.logsys.in_margin)
+            if self.check_every_s and env.now >= next_check:
+                next_check += self.check_every_s
+                self.check_now()
+
+    def check_now(self) -> None:
+        """The engine's invariants at this instant (tests run with check_every_s > 0)."""
+        log, pool = self.log, self.pool
+        oldest = pool.oldest_modification_all()
+        if oldest:
+            if not log.last_checkpoint_lsn <= oldest <= log.lsn:
+                self.violations.append(f"t={self.env.now:.3f}: checkpoint {log.last_checkpoint_lsn} <= "
+                                       f"oldest {oldest} <= lsn {log.lsn} does not hold")
+        if log.lsn - log.last_checkpoint_lsn > self.limits.capacity_bytes:
+            self.violations.append(f"t={self.env.now:.3f}: checkpoint age {log.lsn - log.last_checkpoint_lsn} "
+                                   f"exceeds the redo capacity {self.limits.capacity_bytes}")
+        try:
+            pool.check_invariants()
+        except AssertionError as err:
+            self.violations.append(f"t={self.env.now:.3f}: buffer pool: {err}")
+
+    def run(self, progress=None) -> EngineResult:
+        t0 = time.perf_counter()
+        env = self.env
+        step = max(1.0, self.end_s / 100.0)
+        t = 0.0
+        while t < self.end_s:
+            t = min(self.end_s, t + step)
+            env.run(until=t + (self.tick_s / 2 if t >= self.end_s else 0.0))
+            if progress is not None:
+                progress(t / self.end_s)
+        self.users.finish(self.end_s)
+        wall = time.perf_counter() - t0
+        return EngineResult(
+            scenario=self.scn, settings=self.settings, limits=self.limits, profile=self.profile,
+            tick_s=self.tick_s, n_ticks=self.n_ticks, warmup_s=self.scn.run.warmup_s,
+            counters=self.counter_rows, gauges=self.gauge_rows, thread_s=self.users.acc[:, : self.n_ticks],
+            commit_t=np.asarray(self.users.commit_t), latency_s=np.asarray(self.users.latency_s),
+            n_instances=self.pool.n_instances, n_pages=self.n_pages, frames=self.pool.total_frames,
+            redo_capacity_bytes=self.limits.capacity_bytes, warnings=self.warnings, wall_s=wall,
+            final_checks={"violations": list(self.violations)})
+
+
+def run(scn, progress=None) -> EngineResult:
+    """Simulate an oltp scenario."""
+    return Server(scn).run(progress)
+
+
+def state_names() -> tuple[str, ...]:
+    return STATE_NAMES
+
+
+def checkpoint_age_pct(result: EngineResult) -> np.ndarray:
+    g = result.gauges
+    return 100.0 * (g[:, 0] - g[:, 1]) / result.redo_capacity_bytes
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+__all__ = ["run", "Server", "EngineResult", "GAUGES", "COUNTERS", "settings_from", "checkpoint_age_pct",
+           "math", "ceil_div"]

@@ -1,0 +1,197 @@
+"""Series, aggregation, stalls and the summary of an engine run.
+
+The base series has one row per tick (run.resolution, 10 ms by default). Counters become
+per-interval counts under their server names; gauges are the value at the interval's end (and,
+for checkpoint age, also the interval's maximum); latency percentiles come from every
+transaction committed in the interval; `threads_<state>` is the mean number of user threads in
+that state. `aggregate` builds the same columns at 100 ms, 1 s, 10 s, 60 s from the base rows and
+the raw commits, so a 10 s row is exactly what a 10 s sampler would report.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from models.server import COUNTERS
+from models.user_threads import STATE_NAMES
+from sim.engine import GAUGES, EngineResult
+
+RATE_COUNTERS = [c for c in COUNTERS if c != "commits"]
+STALL_CAUSES = ("sync flush", "free-page wait", "log write wait")
+_STATE_COL = {name: "threads_" + name.replace(" ", "_").replace("-", "_") for name in STATE_NAMES}
+
+
+def _latency_percentiles(commit_t: np.ndarray, latency_s: np.ndarray, edges: np.ndarray) -> dict[str, np.ndarray]:
+    """p50/p95/p99/max of the latencies of transactions committed in each [edges[k], edges[k+1])."""
+    n = len(edges) - 1
+    out = {k: np.full(n, np.nan) for k in ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")}
+    if len(commit_t) == 0:
+        return out
+    idx = np.searchsorted(edges, commit_t, side="right") - 1
+    ok = (idx >= 0) & (idx < n)
+    idx, lat = idx[ok], latency_s[ok]
+    order = np.lexsort((lat, idx))
+    idx, lat = idx[order], lat[order]
+    counts = np.bincount(idx, minlength=n)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    has = counts > 0
+    for name, q in (("latency_p50_ms", 0.50), ("latency_p95_ms", 0.95), ("latency_p99_ms", 0.99),
+                    ("latency_max_ms", 1.0)):
+        pos = starts + np.floor(q * (counts - 1)).astype(np.int64)
+        vals = np.full(n, np.nan)
+        vals[has] = lat[pos[has]] * 1000.0
+        out[name] = vals
+    return out
+
+
+def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame:
+    """The series at `interval_s` (a multiple of the base tick; default the base tick)."""
+    tick = result.tick_s
+    step = 1 if interval_s is None else max(1, int(round(interval_s / tick)))
+    n = result.n_ticks // step
+    if n == 0:
+        raise ValueError("interval longer than the run")
+    last = np.arange(1, n + 1) * step - 1                  # base-tick row closing each interval
+    dt = step * tick
+    time_s = (last + 1) * tick
+    cols: dict[str, np.ndarray] = {"time_s": time_s}
+    cum = result.counters[last]
+    prev = np.vstack([np.zeros((1, cum.shape[1]), dtype=cum.dtype), cum[:-1]])
+    diff = cum - prev
+    commits = diff[:, COUNTERS.index("commits")]
+    cols["commits"] = commits
+    cols["tps"] = commits / dt
+    edges = np.concatenate([[0.0], time_s])
+    cols.update(_latency_percentiles(result.commit_t, result.latency_s, edges))
+    g = result.gauges[last]
+    gi = {name: k for k, name in enumerate(GAUGES)}
+    cap = result.redo_capacity_bytes
+    lsn, ckpt, oldest = g[:, gi["lsn"]], g[:, gi["log_lsn_last_checkpoint"]], g[:, gi["log_lsn_buf_pool_oldest"]]
+    cols["log_lsn_current"] = lsn
+    cols["log_lsn_last_checkpoint"] = ckpt
+    cols["log_lsn_buf_pool_oldest"] = oldest
+    cols["log_lsn_checkpoint_age"] = lsn - ckpt
+    cols["checkpoint_age_pct"] = 100.0 * (lsn - ckpt) / cap
+    base_age = result.gauges[:, gi["lsn"]] - result.gauges[:, gi["log_lsn_last_checkpoint"]]
+    cols["checkpoint_age_max_pct"] = 100.0 * base_age[: n * step].reshape(n, step).max(axis=1) / cap
+    cols["modified_age_pct"] = 100.0 * (lsn - oldest) / cap
+    lim = result.limits
+    for name in ("max_modified_age_async", "max_modified_age_sync", "max_checkpoint_age_async",
+                 "max_checkpoint_age"):
+        cols[f"log_{name}_pct"] = np.full(n, 100.0 * getattr(lim, name) / cap)
+    cols["Innodb_buffer_pool_pages_dirty"] = g[:, gi["Innodb_buffer_pool_pages_dirty"]]
+    cols["Innodb_buffer_pool_pages_free"] = g[:, gi["Innodb_buffer_pool_pages_free"]]
+    for name in RATE_COUNTERS:
+        cols[name] = diff[:, COUNTERS.index(name)]
+    kinds = ("buffer_flush_adaptive_total_pages", "buffer_flush_background_total_pages",
+             "buffer_flush_sync_total_pages", "buffer_LRU_batch_total_pages", "buffer_LRU_single_flush_pages")
+    cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in kinds)
+    fsw = result.gauges[:, gi["fs_lock_wait_s"]]
+    fsw_last = fsw[last]
+    cols["fs_lock_wait_s"] = np.diff(np.concatenate([[0.0], fsw_last]))
+    cols["device_queue_depth"] = g[:, gi["device_queue_depth"]]
+    cols["buffer_flush_n_to_flush_requested"] = g[:, gi["buffer_flush_n_to_flush_requested"]]
+    cols["buffer_flush_pct_for_lsn"] = g[:, gi["buffer_flush_pct_for_lsn"]]
+    ts = result.thread_s[:, : n * step].reshape(len(STATE_NAMES), n, step).sum(axis=2) / dt
+    for k, name in enumerate(STATE_NAMES):
+        cols[_STATE_COL[name]] = ts[k]
+    df = pd.DataFrame(cols)
+    df["warmup"] = df["time_s"] <= result.warmup_s + 1e-9
+    return df
+
+
+def stalls(df: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
+    """Runs of consecutive intervals with throughput below threshold_pct % of the median.
+
+    The median and the stalls are taken over the measured part (after the warm-up). The cause in
+    force is the user-thread wait state with most thread-time over the stall (sync flush, free-page
+    wait, log write wait); when none of them holds threads, "file lock" if InnoDB's writes waited
+    on inode locks during it, else "none identified".
+    """
+    m = df[~df["warmup"]]
+    cols = ["start_s", "end_s", "length_s", "min_tps", "median_tps", "cause", "sync_flush_thread_s",
+            "free_page_wait_thread_s", "log_write_wait_thread_s", "fs_lock_wait_s", "buffer_flush_sync_waits"]
+    if len(m) == 0:
+        return pd.DataFrame(columns=cols)
+    dt = float(m["time_s"].iloc[1] - m["time_s"].iloc[0]) if len(m) > 1 else float(m["time_s"].iloc[0])
+    med = float(np.median(m["tps"]))
+    low = (m["tps"] < med * threshold_pct / 100.0).to_numpy()
+    rows = []
+    k = 0
+    n = len(m)
+    state_cols = [_STATE_COL[c] for c in STALL_CAUSES]
+    while k < n:
+        if not low[k]:
+            k += 1
+            continue
+        j = k
+        while j + 1 < n and low[j + 1]:
+            j += 1
+        seg = m.iloc[k: j + 1]
+        waits = [float(seg[c].sum() * dt) for c in state_cols]
+        fsw = float(seg["fs_lock_wait_s"].sum())
+        if max(waits) > 0:
+            cause = STALL_CAUSES[int(np.argmax(waits))]
+        elif fsw > 0:
+            cause = "file lock"
+        else:
+            cause = "none identified"
+        rows.append((float(seg["time_s"].iloc[0] - dt), float(seg["time_s"].iloc[-1]), (j - k + 1) * dt,
+                     float(seg["tps"].min()), med, cause, waits[0], waits[1], waits[2], fsw,
+                     int(seg["buffer_flush_sync_waits"].sum())))
+        k = j + 1
+    return pd.DataFrame(rows, columns=cols)
+
+
+def summary(result: EngineResult, threshold_pct: float | None = None) -> dict:
+    """Headline figures of a run (measured part only)."""
+    scn = result.scenario
+    thr = scn.run.stall_threshold_pct if threshold_pct is None else threshold_pct
+    base = frame(result)
+    sec = frame(result, 1.0) if result.n_ticks * result.tick_s >= 1.0 else base
+    ms100 = frame(result, 0.1) if result.n_ticks * result.tick_s >= 0.1 else base
+    m1 = sec[~sec["warmup"]]
+    mb = base[~base["warmup"]]
+    t0 = result.warmup_s
+    sel = result.commit_t > t0
+    lat = result.latency_s[sel]
+    measured_s = result.n_ticks * result.tick_s - t0
+    s1, s100 = stalls(sec, thr), stalls(ms100, thr)
+    flush_kinds = {
+        "adaptive": "buffer_flush_adaptive_total_pages", "background": "buffer_flush_background_total_pages",
+        "sync": "buffer_flush_sync_total_pages", "lru": "buffer_LRU_batch_total_pages",
+        "single_page": "buffer_LRU_single_flush_pages"}
+    out = {
+        "scenario": scn.name,
+        "measured_s": measured_s,
+        "commits": int(sel.sum()),
+        "tps_mean": float(sel.sum() / measured_s) if measured_s > 0 else 0.0,
+        "tps_p99_per_s": float(np.percentile(m1["tps"], 99)) if len(m1) else None,
+        "tps_p1_per_s": float(np.percentile(m1["tps"], 1)) if len(m1) else None,
+        "tps_median_per_s": float(np.median(m1["tps"])) if len(m1) else None,
+        "latency_ms": {q: (float(np.percentile(lat, p) * 1000) if len(lat) else None)
+                       for q, p in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))},
+        "seconds_below_50pct_median": int((m1["tps"] < 0.5 * np.median(m1["tps"])).sum()) if len(m1) else 0,
+        "stalls_1s": {"count": len(s1), "seconds": float(s1["length_s"].sum()) if len(s1) else 0.0},
+        "stalls_100ms": {"count": len(s100), "seconds": float(s100["length_s"].sum()) if len(s100) else 0.0},
+        "sync_flush_thread_s": float((mb[_STATE_COL["sync flush"]] * result.tick_s).sum()),
+        "time_under_sync_flush_s": float(((mb[_STATE_COL["sync flush"]] > 0)).sum() * result.tick_s),
+        "buffer_flush_sync_waits": int(m1["buffer_flush_sync_waits"].sum()) if len(m1) else 0,
+        "buffer_flush_sync_waits_max_per_s": int(m1["buffer_flush_sync_waits"].max()) if len(m1) else 0,
+        "checkpoint_age_max_pct": float(mb["checkpoint_age_pct"].max()) if len(mb) else 0.0,
+        "checkpoint_age_max_bytes": int(mb["log_lsn_checkpoint_age"].max()) if len(mb) else 0,
+        "modified_age_max_pct": float(mb["modified_age_pct"].max()) if len(mb) else 0.0,
+        "pages_flushed_per_s": {k: float(m1[c].sum() / max(len(m1), 1)) for k, c in flush_kinds.items()},
+        "pages_flushed_per_s_total": float(m1["pages_flushed"].sum() / max(len(m1), 1)),
+        "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
+        "redo_capacity_bytes": result.redo_capacity_bytes,
+        "limits_pct": {name: 100.0 * getattr(result.limits, name) / result.redo_capacity_bytes
+                       for name in ("max_modified_age_async", "max_modified_age_sync",
+                                    "max_checkpoint_age_async", "max_checkpoint_age")},
+        "buffer_pool_instances": result.n_instances,
+        "wall_s": result.wall_s,
+        "realtime_ratio": (result.n_ticks * result.tick_s) / result.wall_s if result.wall_s > 0 else None,
+        "warnings": list(result.warnings),
+    }
+    return out

@@ -1,0 +1,124 @@
+"""What `innosim run` prints and writes for an oltp scenario.
+
+Files (in -o DIR): series_10ms / series_100ms / series_1s / series_10s / series_60s as CSV and
+Parquet, stalls_1s.csv and stalls_100ms.csv, summary.json, scenario.resolved.toml, and PNG plots
+(throughput at 1 s and 10 s, checkpoint age with its limits, flushing by kind, sync waits).
+Every file is written to a temporary name and renamed, so an interrupted run leaves no half file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+from sim.metrics import frame, stalls, summary
+from sim.report import format_rows, write_atomic
+from sim.units import format_size
+
+AGGREGATES = (("10ms", None), ("100ms", 0.1), ("1s", 1.0), ("10s", 10.0), ("60s", 60.0))
+
+
+def summary_text(s: dict, st1, st100) -> str:
+    lines = [
+        f"scenario {s['scenario']}: {s['measured_s']:g} s measured, {s['buffer_pool_instances']} buffer pool "
+        f"instance(s), simulated at {s['realtime_ratio']:.1f}x real time" if s["realtime_ratio"] else "",
+        f"throughput: mean {s['tps_mean']:,.0f} commits/s; per second median {s['tps_median_per_s']:,.0f}, "
+        f"p1 {s['tps_p1_per_s']:,.0f}, p99 {s['tps_p99_per_s']:,.0f}",
+        "latency ms: " + ", ".join(f"{k} {v:,.1f}" for k, v in s["latency_ms"].items() if v is not None),
+        f"checkpoint age max {s['checkpoint_age_max_pct']:.1f}% of redo capacity "
+        f"({format_size(s['checkpoint_age_max_bytes'])}); limits: async flush "
+        f"{s['limits_pct']['max_modified_age_async']:.1f}%, sync flush {s['limits_pct']['max_modified_age_sync']:.1f}%, "
+        f"async checkpoint {s['limits_pct']['max_checkpoint_age_async']:.1f}%, "
+        f"sync checkpoint {s['limits_pct']['max_checkpoint_age']:.1f}%",
+        "pages flushed per s: " + ", ".join(f"{k} {v:,.0f}" for k, v in s["pages_flushed_per_s"].items())
+        + f" (total {s['pages_flushed_per_s_total']:,.0f})",
+        f"buffer_flush_sync_waits {s['buffer_flush_sync_waits']:,} (max {s['buffer_flush_sync_waits_max_per_s']:,}/s); "
+        f"time with user threads in sync flush {s['time_under_sync_flush_s']:.1f} s; "
+        f"Innodb_buffer_pool_wait_free {s['Innodb_buffer_pool_wait_free']:,}",
+        f"stalls (below {s.get('stall_threshold_pct', 50):g}% of median): at 1 s {s['stalls_1s']['count']} "
+        f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
+    ]
+    for w in s["warnings"]:
+        lines.append(f"warning: {w}")
+    return "\n".join(line for line in lines if line)
+
+
+def stall_table(st, limit: int = 40) -> str:
+    if len(st) == 0:
+        return "(no stalls)"
+    header = ("start s", "length s", "min tps", "median tps", "cause", "sync waits")
+    rows = [(f"{r.start_s:.2f}", f"{r.length_s:.2f}", f"{r.min_tps:,.0f}", f"{r.median_tps:,.0f}", r.cause,
+             f"{r.buffer_flush_sync_waits:,}") for r in st.head(limit).itertuples()]
+    text = format_rows(header, rows)
+    if len(st) > limit:
+        text += f"\n... {len(st) - limit} more (see stalls files)"
+    return text
+
+
+def resolved_toml(scn) -> str:
+    """The scenario with every default filled in, as TOML."""
+    out = [f"# {scn.name}: resolved from {scn.source}"]
+    from sim.config import SCHEMA
+    for section, keys in SCHEMA.items():
+        obj = getattr(scn, section)
+        out.append(f"\n[{section}]")
+        for key, spec in keys.items():
+            v = getattr(obj, spec.attr)
+            if isinstance(v, tuple):
+                v = v[0] if len(v) == 1 else list(v)
+            if v is None:
+                continue
+            if isinstance(v, bool):
+                out.append(f"{key} = {'true' if v else 'false'}")
+            elif isinstance(v, str):
+                out.append(f'{key} = "{v}"')
+            elif isinstance(v, float) and spec.kind == "duration":
+                out.append(f'{key} = "{v:g}s"')
+            else:
+                out.append(f"{key} = {v!r}" if not isinstance(v, list) else f"{key} = {json.dumps(v)}")
+    return "\n".join(out) + "\n"
+
+
+def write_outputs(result, out_dir: Path) -> list[Path]:
+    """Write every output file; returns the paths written."""
+    import io
+
+    from sim.plots import write_plots
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    thr = result.scenario.run.stall_threshold_pct
+    frames = {}
+    total_s = result.n_ticks * result.tick_s
+    for label, interval in AGGREGATES:
+        if interval is not None and interval > total_s:
+            continue
+        df = frame(result, interval)
+        frames[label] = df
+        p = out_dir / f"series_{label}.csv"
+        write_atomic(p, df.to_csv(index=False))
+        written.append(p)
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        p = out_dir / f"series_{label}.parquet"
+        write_atomic(p, buf.getvalue())
+        written.append(p)
+    for label in ("1s", "100ms"):
+        if label in frames:
+            p = out_dir / f"stalls_{label}.csv"
+            write_atomic(p, stalls(frames[label], thr).to_csv(index=False))
+            written.append(p)
+    s = summary(result)
+    s["stall_threshold_pct"] = thr
+    p = out_dir / "summary.json"
+    write_atomic(p, json.dumps(s, indent=2) + "\n")
+    written.append(p)
+    p = out_dir / "scenario.resolved.toml"
+    write_atomic(p, resolved_toml(result.scenario))
+    written.append(p)
+    written += write_plots(result, frames, out_dir)
+    return written
+
+
+__all__ = ["write_outputs", "summary_text", "stall_table", "resolved_toml", "fields"]
