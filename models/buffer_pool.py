@@ -137,6 +137,9 @@ class BufferPool:
         self.io_fix = np.zeros(n_pages, dtype=np.int8)            # 1: a write is in flight
         self.fix_newest = np.zeros(n_pages, dtype=np.int64)      # newest_lsn when the write was issued
         self._stamp = 0
+        self.double_completions = 0
+        self.writes_completed = 0
+        self.written_newest: np.ndarray | None = None      # set by track_writes() (tests)
         self.inst = [InstanceCounters(free=frames_per_instance) for _ in range(n_instances)]
         self.young = [Ring() for _ in range(n_instances)]
         self.old = [Ring() for _ in range(n_instances)]
@@ -535,13 +538,18 @@ class BufferPool:
         therefore re-dirtied here, at the current LSN, as the waiting change would have done.
         Returns True when the page is clean afterwards.
         """
+        if not self.io_fix[page]:
+            self.double_completions += 1          # a write completed twice: a bug (tests check 0)
         self.io_fix[page] = 0
+        self.writes_completed += 1
         if self.oldest_lsn[page] == 0:
             return False
         i = int(self.inst_of[page])
         if self.newest_lsn[page] <= self.fix_newest[page]:
             self.oldest_lsn[page] = 0
             self.inst[i].flush_list_len -= 1
+            if self.written_newest is not None:
+                self.written_newest[page] = self.newest_lsn[page]
             return True
         self.oldest_lsn[page] = lsn_now
         if self.newest_lsn[page] < lsn_now:
@@ -550,6 +558,17 @@ class BufferPool:
         return False
 
     # -- checks (tests) ------------------------------------------------------------------------
+
+    def track_writes(self) -> None:
+        """Remember, per page, the newest_modification its last completed write carried."""
+        self.written_newest = np.zeros(self.n_pages, dtype=np.int64)
+
+    def unwritten_changes(self) -> int:
+        """Pages modified at some point that are neither dirty nor written since (must be 0)."""
+        if self.written_newest is None:
+            raise RuntimeError("track_writes() was not called")
+        lost = (self.newest_lsn > 0) & (self.oldest_lsn == 0) & (self.written_newest < self.newest_lsn)
+        return int(np.count_nonzero(lost))
 
     def check_invariants(self) -> None:
         """Raise AssertionError when the counters disagree with the page state."""

@@ -33,6 +33,8 @@ class Doublewrite56:
         self.batch_running = False
         self.batch_done = env.event().succeed()
         self.pending = 0                 # data writes of the running batch (or all, without dblwr)
+        self.issued = 0                  # data-page writes posted
+        self.completed = 0
         self._all_written = env.event().succeed()
 
     def add(self, page: int, flush_type: int, kind: str):
@@ -75,6 +77,7 @@ class Doublewrite56:
         self.counters.add("Innodb_dblwr_pages_written", len(pages))
         self.counters.add("Innodb_dblwr_writes")
         self.pending = len(pages)
+        self.issued += len(pages)
         for page, flush_type, kind in pages:
             env.process(self._write(page, flush_type, kind, True))
 
@@ -82,12 +85,14 @@ class Doublewrite56:
         if self.pending == 0:
             self._all_written = self.env.event()
         self.pending += 1
+        self.issued += 1
         self.env.process(self._write(page, flush_type, kind, batch))
 
     def _write(self, page: int, flush_type: int, kind: str, batch: bool):
         yield from self.fil.write_page(int(self.space_of[page]))
         self.counters.add("Innodb_data_writes")
         self.counters.add("Innodb_pages_written")
+        self.completed += 1
         self.on_complete(page, flush_type, kind)
         self.pending -= 1
         if batch:

@@ -40,15 +40,13 @@ def lsn_advance(lsn: int, data_bytes: int) -> int:
         lsn += LOG_BLOCK_HDR_SIZE - off
         off = LOG_BLOCK_HDR_SIZE
     room = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_TRL_SIZE - off
-    if data_bytes <= room:
+    if data_bytes < room:
         return lsn + data_bytes
+    # A block that fills moves the LSN past its trailer and the next block's header (log_write_low).
     data_bytes -= room
     lsn += room + LOG_BLOCK_TRL_SIZE + LOG_BLOCK_HDR_SIZE
     full, rest = divmod(data_bytes, LOG_BLOCK_DATA)
-    lsn += full * OS_FILE_LOG_BLOCK_SIZE
-    if rest == 0:
-        return lsn
-    return lsn + rest
+    return lsn + full * OS_FILE_LOG_BLOCK_SIZE + rest
 
 
 @dataclass

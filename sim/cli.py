@@ -16,7 +16,7 @@ import numpy as np
 from models.device import builtin_profile_names, load_profile
 from models.errors import InputError
 
-SUITES = ("iobench",)
+SUITES = ("iobench", "flushing")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -174,7 +174,11 @@ def _cmd_validate(args) -> int:
     if args.suite not in SUITES:
         raise InputError("innosim validate", "", f"{args.suite!r} is not a suite", ", ".join(SUITES))
     from sim.iobench import default_jobs
-    from validation import iobench as suite
+
+    if args.suite == "iobench":
+        from validation import iobench as suite
+    else:
+        from validation import flushing as suite
 
     res = suite.run_suite(jobs=args.jobs or default_jobs())
     if args.json:

@@ -59,11 +59,14 @@ def stall_table(st, limit: int = 40) -> str:
 def resolved_toml(scn) -> str:
     """The scenario with every default filled in, as TOML."""
     out = [f"# {scn.name}: resolved from {scn.source}"]
-    from sim.config import SCHEMA
+    from sim.config import IOBENCH_ONLY, OLTP_ONLY, SCHEMA
+    skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
     for section, keys in SCHEMA.items():
         obj = getattr(scn, section)
         out.append(f"\n[{section}]")
         for key, spec in keys.items():
+            if section == "workload" and key in skip or (section, key) == ("workload", "warehouses"):
+                continue
             v = getattr(obj, spec.attr)
             if isinstance(v, tuple):
                 v = v[0] if len(v) == 1 else list(v)

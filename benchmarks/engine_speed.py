@@ -1,0 +1,69 @@
+"""Engine speed: simulated seconds per wall second for each seed oltp scenario, and peak memory.
+
+Each run is a fresh `python` process on one core (so its peak RSS is its own); the scenario runs
+with its own duration and seed. Prints one line per scenario:
+    <scenario-file-stem> realtime_ratio=<median simulated_s / wall_s> peak_rss_mb=<max over runs>
+Usage: python benchmarks/engine_speed.py [--runs 3] [--only STEM ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHILD = r"""
+import json, resource, sys, time
+from sim.config import load_scenario
+from sim.engine import Server
+scn = load_scenario(sys.argv[1])
+srv = Server(scn)
+t0 = time.perf_counter()
+res = srv.run()
+wall = time.perf_counter() - t0
+print(json.dumps({"simulated_s": res.n_ticks * res.tick_s, "wall_s": wall,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                  "commits": int(len(res.commit_t))}))
+"""
+
+
+def oltp_scenarios() -> list[Path]:
+    out = []
+    for p in sorted((ROOT / "scenarios").glob("seed-*.toml")):
+        if 'kind = "oltp"' in p.read_text():
+            out.append(p)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", nargs="*", default=None, help="scenario file stems")
+    args = ap.parse_args()
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"median of {args.runs} runs, one process each", flush=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    for path in oltp_scenarios():
+        if args.only and path.stem not in args.only:
+            continue
+        runs = []
+        for _ in range(args.runs):
+            out = subprocess.run([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            runs.append(json.loads(out.strip().splitlines()[-1]))
+        ratio = statistics.median(r["simulated_s"] / r["wall_s"] for r in runs)
+        rss = max(r["peak_rss_mb"] for r in runs)
+        walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
+        print(f"# {path.stem}: {runs[0]['simulated_s']:.0f} simulated s, wall s per run: {walls}", flush=True)
+        print(f"{path.stem} realtime_ratio={ratio:.1f} peak_rss_mb={rss:.0f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

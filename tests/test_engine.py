@@ -1,0 +1,181 @@
+"""The 5.6 engine end to end: invariants under random settings, determinism, bad and pathological settings."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from models.log_sys import LOG_BLOCK_DATA, lsn_advance
+from sim.cli import main
+from sim.config import scenario_from_dict
+from sim.engine import Server
+from sim.metrics import frame, stalls, summary
+
+
+def small_doc(**over):
+    doc = {
+        "server": {"innodb_buffer_pool_size": "24M", "innodb_buffer_pool_instances": 1,
+                   "innodb_log_file_size": "4M", "innodb_log_files_in_group": 2,
+                   "innodb_flush_method": "O_DIRECT", "innodb_io_capacity": 200, "innodb_io_capacity_max": 400,
+                   "innodb_lru_scan_depth": 100},
+        "hardware": {"device": "seed-12core-disks-2012", "filesystem": "xfs", "cpu_cores": 4},
+        "workload": {"kind": "oltp", "profile": "dbt2", "data_size": "48M", "users": 8},
+        "run": {"duration": "4s", "seed": 3},
+    }
+    for key, value in over.items():
+        section, name = key.split("__")
+        doc[section][name] = value
+    return doc
+
+
+def run_checked(doc, every=0.05):
+    scn = scenario_from_dict(doc, "test")
+    srv = Server(scn, check_every_s=every)
+    srv.pool.track_writes()
+    res = srv.run()
+    return srv, res
+
+
+def assert_engine_invariants(srv, res):
+    assert res.final_checks["violations"] == []
+    pool, dblwr = srv.pool, srv.dblwr
+    assert pool.double_completions == 0                       # no I/O completes twice
+    assert dblwr.issued == dblwr.completed + dblwr.pending    # every posted write completes once or is in flight
+    assert pool.unwritten_changes() == 0                      # every change is written or still dirty
+    pool.check_invariants()
+    log = srv.log
+    oldest = pool.oldest_modification_all()
+    assert log.last_checkpoint_lsn <= (oldest or log.lsn) <= log.lsn
+    assert log.lsn - log.last_checkpoint_lsn <= res.limits.capacity_bytes
+
+
+def test_small_run_keeps_invariants_and_flushes():
+    srv, res = run_checked(small_doc())
+    assert_engine_invariants(srv, res)
+    s = summary(res)
+    assert s["commits"] > 0
+    assert s["pages_flushed_per_s_total"] > 0
+    assert res.counters[-1][list(res.counters[-1]).index(res.counters[-1][0])] >= 0
+
+
+@settings(max_examples=6, deadline=None)
+@given(inst=st.sampled_from([1, 2, 4]), trx=st.sampled_from([0, 1, 2]), dblwr=st.booleans(),
+       method=st.sampled_from(["fsync", "O_DIRECT"]), fs=st.sampled_from(["ext4", "xfs"]),
+       log=st.sampled_from(["2M", "4M", "16M"]), cap_max=st.sampled_from([200, 400, 2000]),
+       neighbors=st.sampled_from([0, 1, 2]), seed=st.integers(0, 1000))
+def test_invariants_hold_for_any_settings(inst, trx, dblwr, method, fs, log, cap_max, neighbors, seed):
+    doc = small_doc(server__innodb_buffer_pool_instances=inst, server__innodb_flush_log_at_trx_commit=trx,
+                    server__innodb_doublewrite=dblwr, server__innodb_flush_method=method,
+                    hardware__filesystem=fs, server__innodb_log_file_size=log,
+                    server__innodb_io_capacity_max=cap_max, server__innodb_flush_neighbors=neighbors,
+                    run__seed=seed, run__duration="3s")
+    # Instances need a pool of at least 1 GiB in 5.6; a small pool runs with 1 (and says so).
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
+    if inst > 1:
+        assert res.warnings and "innodb_buffer_pool_instances" in res.warnings[0]
+
+
+def test_instances_are_used_above_one_gib():
+    doc = small_doc(server__innodb_buffer_pool_size="1G", server__innodb_buffer_pool_instances=4,
+                    workload__data_size="64M", run__duration="2s")
+    srv, res = run_checked(doc, every=0.25)
+    assert res.n_instances == 4 and not res.warnings
+    assert_engine_invariants(srv, res)
+
+
+def test_same_seed_same_result():
+    a = Server(scenario_from_dict(small_doc(), "t")).run()
+    b = Server(scenario_from_dict(small_doc(), "t")).run()
+    assert np.array_equal(a.counters, b.counters)
+    assert np.array_equal(a.gauges, b.gauges)
+    assert np.array_equal(a.commit_t, b.commit_t) and np.array_equal(a.latency_s, b.latency_s)
+    c = Server(scenario_from_dict(small_doc(run__seed=4), "t")).run()
+    assert not np.array_equal(a.commit_t, c.commit_t)
+
+
+def test_tiny_log_runs_and_shows_its_pathology():
+    """A legal but pathological setting (2 x 1 MB of redo) runs; user threads stall in sync flushing."""
+    doc = small_doc(server__innodb_log_file_size="1M", run__duration="3s")
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
+    s = summary(res)
+    assert s["sync_flush_thread_s"] > 0 or s["pages_flushed_per_s"]["sync"] > 0
+
+
+def test_tiny_pool_runs_with_free_page_waits():
+    doc = small_doc(server__innodb_buffer_pool_size="5M", workload__data_size="64M", run__duration="2s")
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
+    assert summary(res)["commits"] > 0
+
+
+def test_lsn_advance_counts_block_framing():
+    assert lsn_advance(8192 + 12, 100) == 8192 + 112
+    # Filling a block's data area exactly crosses into the next block's header.
+    start = 8192 + 12
+    end = lsn_advance(start, LOG_BLOCK_DATA)
+    assert end == 8192 + 512 + 12
+    # Long records: about 512/496 LSN per byte.
+    assert abs((lsn_advance(8192 + 12, 10**6) - (8192 + 12)) / 10**6 - 512 / 496) < 1e-3
+
+
+def test_stall_detection_and_cause():
+    srv, res = run_checked(small_doc(server__innodb_log_file_size="1M", run__duration="3s"), every=0)
+    df = frame(res, 0.1)
+    st_ = stalls(df, 50.0)
+    assert set(st_.columns) >= {"start_s", "length_s", "cause"}
+    for row in st_.itertuples():
+        assert row.cause in ("sync flush", "free-page wait", "log write wait", "file lock", "none identified")
+        assert row.length_s >= 0.1 - 1e-9
+
+
+def test_cli_refuses_server_refusals(tmp_path, capsys):
+    p = tmp_path / "s.toml"
+    p.write_text('[server]\ninnodb_io_capacity = 2000\ninnodb_io_capacity_max = 1000\n'
+                 '[workload]\nkind = "oltp"\nwarehouses = 1\n')
+    assert main(["run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "innodb_io_capacity_max" in err and "Traceback" not in err
+    p.write_text('[server]\ninnodb_log_file_size = "1M"\ninnodb_thread_concurrency = 64\n'
+                 '[workload]\nkind = "oltp"\nwarehouses = 1\n')
+    assert main(["run", str(p)]) == 2
+    assert "innodb_thread_concurrency" in capsys.readouterr().err
+    p.write_text('[workload]\nkind = "oltp"\nwarehouses = 1\npattern = "wrnd"\n')
+    assert main(["run", str(p)]) == 2
+    assert "workload.pattern" in capsys.readouterr().err
+
+
+def test_cli_run_writes_every_output(tmp_path, capsys):
+    p = tmp_path / "s.toml"
+    import tomllib  # noqa: F401
+    doc = small_doc(run__duration="2s")
+    lines = []
+    for section, body in doc.items():
+        lines.append(f"[{section}]")
+        for k, v in body.items():
+            lines.append(f"{k} = {json.dumps(v)}")
+    p.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    assert main(["run", str(p), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "stalls at 1 s resolution" in text
+    names = {f.name for f in out.iterdir()}
+    for n in ("series_10ms.csv", "series_10ms.parquet", "series_1s.csv", "series_1s.parquet", "stalls_1s.csv",
+              "stalls_100ms.csv", "summary.json", "scenario.resolved.toml", "throughput.png",
+              "checkpoint_age.png", "flushing.png", "sync_waits.png"):
+        assert n in names, n
+    s = json.loads((out / "summary.json").read_text())
+    assert s["commits"] > 0
+    # The resolved scenario loads back to the same settings.
+    from sim.config import load_scenario
+    again = load_scenario(out / "scenario.resolved.toml")
+    assert again.server == scenario_from_dict(doc, "x").server
+
+
+@pytest.mark.slow
+def test_default_scenario_shows_a_stall_table(capsys):
+    assert main(["run"]) == 0
+    text = capsys.readouterr().out
+    assert "stalls at 1 s resolution" in text and "sync flush" in text

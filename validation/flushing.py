@@ -1,0 +1,216 @@
+"""Validation suite `flushing`: the seeds' buffer-pool-instance and micro-stall experiments.
+
+Reference rows: validation/reference/flushing.toml (each with where it stands in its article).
+Every scenario a row names is run once (scenarios/<name>.toml, its own seed and duration); the
+row's metric is computed from the 1 s and 10 s series over the measured window. Output shape is
+the `iobench` suite's: published | simulated | error | tolerance | ok per row.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+SUITE = "flushing"
+CHECKS = ("figure", "at_least", "at_most", "greater", "not_modelled")
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+GIB = float(1 << 30)
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    where: str
+    scenario: str
+    b: str | None
+    metric: str
+    check: str
+    published: float | None
+    tolerance: float
+    measure_from_s: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class RowResult:
+    row: Row
+    published: float | str | None
+    simulated: float | None
+    rel_error: float | None
+    ok: bool | None
+
+    def to_json(self) -> dict:
+        r = self.row
+        return {"id": r.id, "case": r.scenario + (f" vs {r.b}" if r.b else ""),
+                "metric": r.metric if r.b is None else f"{r.metric} ratio", "check": r.check,
+                "published": self.published, "simulated": self.simulated, "rel_error": self.rel_error,
+                "tolerance": r.tolerance, "ok": self.ok, "where": r.where,
+                **({"reason": r.reason} if r.reason else {})}
+
+
+def load_reference(text: str | None = None) -> list[Row]:
+    if text is None:
+        text = (resources.files("validation") / "reference" / "flushing.toml").read_text("utf-8")
+    doc = tomllib.loads(text)
+    d = doc["defaults"]
+    rows = []
+    for r in doc["row"]:
+        if r["check"] not in CHECKS:
+            raise ValueError(f"row {r['id']}: unknown check {r['check']!r}")
+        rows.append(Row(r["id"], r["where"], r["scenario"], r.get("b"), r["metric"], r["check"],
+                        r.get("published"), float(r.get("tolerance", d["tolerance"])),
+                        float(r.get("measure_from_s", d["measure_from_s"])), r.get("reason", "")))
+    return rows
+
+
+def _run_one(name: str) -> dict:
+    """Run one scenario; return what the metrics need (picklable)."""
+    from sim.config import load_scenario
+    from sim.engine import Server
+    from sim.metrics import frame
+
+    scn = load_scenario(SCENARIO_DIR / f"{name}.toml")
+    res = Server(scn).run()
+    return {"name": name, "sec": frame(res, 1.0), "ten": frame(res, 10.0), "wall_s": res.wall_s,
+            "simulated_s": res.n_ticks * res.tick_s, "sync_age": res.limits.max_modified_age_sync,
+            "capacity": res.redo_capacity_bytes}
+
+
+def metric_value(metric: str, run: dict, from_s: float) -> float:
+    sec = run["sec"]
+    m = sec[sec["time_s"] > from_s]
+    if len(m) == 0:
+        raise ValueError(f"{run['name']}: nothing measured after {from_s} s")
+    tps = m["tps"].to_numpy()
+    med = float(np.median(tps))
+    low = tps < 0.5 * med
+    if metric == "drop_seconds":
+        return float(low.sum())
+    if metric == "longest_drop_s":
+        best = cur = 0
+        for x in low:
+            cur = cur + 1 if x else 0
+            best = max(best, cur)
+        return float(best)
+    if metric == "sync_waits_max_per_s":
+        return float(m["buffer_flush_sync_waits"].max())
+    if metric == "flush_pages_per_s":
+        return float(m["pages_flushed"].mean())
+    if metric == "redo_use_max_gib":
+        return float(m["log_lsn_checkpoint_age"].max()) / GIB
+    if metric == "ckpt_age_median_pct":
+        return float(np.median(m["checkpoint_age_pct"]))
+    if metric == "mod_age_max_over_sync":
+        age = (m["log_lsn_current"] - m["log_lsn_buf_pool_oldest"]).max()
+        return float(age) / run["sync_age"]
+    if metric == "tps_mean":
+        return float(tps.mean())
+    if metric == "tps_p99":
+        return float(np.percentile(tps, 99))
+    if metric == "min_over_median_10s":
+        ten = run["ten"]
+        t = ten[ten["time_s"] > from_s]["tps"].to_numpy()
+        return float(t.min() / np.median(t)) if len(t) else float("nan")
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
+    sim = metric_value(row.metric, runs[row.scenario], row.measure_from_s)
+    if row.b is not None:
+        other = metric_value(row.metric, runs[row.b], row.measure_from_s)
+        sim = sim / other if other else float("inf")
+    tol = row.tolerance
+    if row.check == "not_modelled":
+        return RowResult(row, row.published if row.published is not None else "-", sim, None, None)
+    if row.check == "greater":
+        return RowResult(row, f"> {1 + tol:.2f} (ratio a/b)", sim, None, sim > 1.0 + tol)
+    pub = float(row.published)
+    rel = (sim - pub) / pub if pub else None
+    if row.check == "figure":
+        ok = rel is not None and abs(rel) <= tol
+    elif row.check == "at_least":
+        ok = sim >= pub * (1.0 - tol)
+    else:
+        ok = sim <= pub * (1.0 + tol) if pub else sim <= pub
+    return RowResult(row, pub, sim, rel, ok)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    rows: list[RowResult]
+    runs: dict
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok is not False for r in self.rows)
+
+    def to_json(self) -> dict:
+        return {"suite": SUITE, "rows": [r.to_json() for r in self.rows], "ok": self.ok,
+                "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"]} for k, v in self.runs.items()}}
+
+
+def run_suite(jobs: int = 1) -> SuiteResult:
+    rows = load_reference()
+    names: list[str] = []
+    for r in rows:
+        for n in (r.scenario, r.b):
+            if n is not None and n not in names:
+                names.append(n)
+    # The longest run first, so two workers finish together.
+    names.sort(key=lambda n: "tpcc" not in n)
+    if jobs <= 1:
+        results = [_run_one(n) for n in names]
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names), os.cpu_count() or 1)) as ex:
+            results = list(ex.map(_run_one, names))
+    runs = {r["name"]: r for r in results}
+    return SuiteResult([evaluate(r, runs) for r in rows], runs)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return str(v)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def format_table(res: SuiteResult) -> str:
+    header = ("id", "scenario", "metric", "published", "simulated", "error", "tol", "ok")
+    lines = []
+    for r in res.rows:
+        ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
+        err = "-" if r.rel_error is None else f"{r.rel_error:+.1%}"
+        case = r.row.scenario + (f" / {r.row.b}" if r.row.b else "")
+        lines.append((r.row.id, case, r.row.metric, _fmt(r.published), _fmt(r.simulated), err,
+                      f"{r.row.tolerance:.0%}", ok))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    text = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    text += [fmt.format(*line) for line in lines]
+    text.append("")
+    for r in res.rows:
+        if r.ok is None:
+            text.append(f"not modelled: {r.row.id}: {r.row.reason}")
+        elif r.ok is False:
+            text.append(f"DISAGREES with the article: {r.row.id}: published {_fmt(r.published)}, "
+                        f"simulated {_fmt(r.simulated)} ({r.row.where})")
+    n_ok = sum(r.ok is True for r in res.rows)
+    n_fail = sum(r.ok is False for r in res.rows)
+    n_nm = sum(r.ok is None for r in res.rows)
+    sim_s = sum(v["simulated_s"] for v in res.runs.values())
+    wall = sum(v["wall_s"] for v in res.runs.values())
+    text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} not modelled "
+                f"({len(res.runs)} scenario runs, {sim_s:,.0f} simulated s in {wall:,.0f} s of simulation)")
+    return "\n".join(text)
