@@ -116,3 +116,9 @@ def pages_per_txn(mean: float, u: float) -> int:
     """A whole count with the given mean: floor(mean) plus one with probability frac(mean)."""
     base = int(mean)
     return base + (1 if u < mean - base else 0)
+
+
+def pages_per_txn_array(mean: float, u: np.ndarray) -> np.ndarray:
+    """`pages_per_txn` for an array of uniform draws."""
+    base = int(mean)
+    return base + (u < mean - base).astype(np.int64)

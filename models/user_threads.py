@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from models.log_sys import lsn_advance
-from models.oltp import pages_per_txn
+from models.oltp import pages_per_txn_array
 
 # Thread states, accounted in thread-seconds per tick.
 RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT = range(5)
@@ -114,7 +114,7 @@ class LogWriter:
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
-                 step_s: float = 0.001, cpu_cv: float = 0.5) -> None:
+                 step_s: float = 0.002, cpu_cv: float = 0.5) -> None:
         self.env = env
         self.n = n_users
         self.prof = profile
@@ -252,11 +252,12 @@ class UserThreads:
             return
         prof, pool, c = self.prof, self.pool, self.counters
         n = len(pend)
-        u = self._u
-        nr = [pages_per_txn(prof.pages_read_per_txn, self._next(u)) for _ in range(n)]
-        nm = [pages_per_txn(prof.pages_modified_per_txn, self._next(u)) for _ in range(n)]
-        sizes = [a + b for a, b in zip(nr, nm)]
-        total = sum(sizes)
+        u = self.rng.random(2 * n)
+        nr_a = pages_per_txn_array(prof.pages_read_per_txn, u[:n])
+        nm_a = pages_per_txn_array(prof.pages_modified_per_txn, u[n:])
+        sizes_a = nr_a + nm_a
+        sizes = sizes_a.tolist()
+        total = int(sizes_a.sum())
         pages = self.sampler.draw(total)
         c.add("Innodb_buffer_pool_read_requests", total)
         t_last = pend[-1][0]
@@ -299,23 +300,24 @@ class UserThreads:
         # The transactions' mini-transactions, in start order: redo appended, pages dirtied.
         lsn = log.lsn
         redo = prof.redo_bytes_per_txn
-        mod_idx, mod_lsn, mod_end = [], [], []
-        pos = 0
+        bounds = [lsn]
         for j in range(n):
-            start_lsn = lsn
             lsn = lsn_advance(lsn, redo)
+            bounds.append(lsn)
             self.commit_lsn[pend[j][1]] = lsn
-            m = nm[j]
-            if m:
-                base = pos + nr[j]
-                span = lsn - start_lsn
-                mod_idx.extend(range(base, base + m))
-                mod_lsn.extend(start_lsn + (x * span) // m for x in range(m))
-                mod_end.extend([lsn] * m)
-            pos += sizes[j]
         log.lsn = lsn
-        if mod_idx:
-            pool.modify_lsns(pages[mod_idx], np.asarray(mod_lsn, dtype=np.int64), np.asarray(mod_end, dtype=np.int64))
+        total_m = int(nm_a.sum())
+        if total_m:
+            # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.
+            b = np.asarray(bounds, dtype=np.int64)
+            starts_a = np.cumsum(sizes_a) - sizes_a
+            first_mod = np.cumsum(nm_a) - nm_a
+            k = np.arange(total_m, dtype=np.int64) - np.repeat(first_mod, nm_a)
+            pos = np.repeat(starts_a + nr_a, nm_a) + k
+            m_rep = np.repeat(nm_a, nm_a)
+            span = np.repeat(b[1:] - b[:-1], nm_a)
+            mod_lsn = np.repeat(b[:-1], nm_a) + (k * span) // m_rep
+            pool.modify_lsns(pages[pos], mod_lsn, np.repeat(b[1:], nm_a))
         self.logsys.log_close()
         for j in range(n):
             t, th = pend[j]
