@@ -324,10 +324,19 @@ class Filesystem:
             yield from self._ilock_step(inode, tally, exclusive=True)
         yield from self._device_io(WRITE, size)
         inode.writers_in_flight -= 1
-        # fsync(): the filesystem's part. A commit flushes the device cache itself; without one,
-        # a cache flush is sent when barriers are on (ext4_sync_file: jbd2_log_start_commit +
-        # jbd2_log_wait_commit, else blkdev_issue_flush; xfs_file_fsync likewise).
+        yield from self._sync_file(inode, tally)
+
+    def _sync_file(self, inode: Inode, tally: Tally):
+        """The filesystem's part of fsync(), once the data is written back. A commit flushes the
+        device cache itself; without one, a cache flush is sent when barriers are on
+        (ext4_sync_file: jbd2_log_start_commit + jbd2_log_wait_commit, else blkdev_issue_flush;
+        xfs_file_fsync likewise)."""
+        env, c, spec = self.env, self.spec.costs, self.spec
         flush_needed = spec.barriers and self.device.profile.volatile_write_cache
+        if spec.kind == "raw":
+            if flush_needed:
+                yield self.device.flush()
+            return
         if spec.kind == "ext4":
             held = spec.kernel == "2012"   # VFS held i_mutex around ->fsync before 3.1
             if held:
@@ -339,17 +348,17 @@ class Filesystem:
                 yield self.device.flush()
             if held:
                 inode.lock.release(EXCL)
-        else:
-            committing = self.journal.needs_commit(inode.sync_tid)
-            mode = EXCL if (committing and xfs2012) else SHARED
-            yield from self._acquire(inode.ilock, mode, tally)
-            yield env.timeout(c.fsync_cpu_s)
-            committed = self.journal.needs_commit(inode.sync_tid)
-            if committed:
-                yield self.journal.wait_commit(inode.sync_tid)
-            inode.ilock.release(mode)
-            if not committed and flush_needed:
-                yield self.device.flush()
+            return
+        committing = self.journal.needs_commit(inode.sync_tid)
+        mode = EXCL if (committing and spec.kernel == "2012") else SHARED
+        yield from self._acquire(inode.ilock, mode, tally)
+        yield env.timeout(c.fsync_cpu_s)
+        committed = self.journal.needs_commit(inode.sync_tid)
+        if committed:
+            yield self.journal.wait_commit(inode.sync_tid)
+        inode.ilock.release(mode)
+        if not committed and flush_needed:
+            yield self.device.flush()
 
     # -- InnoDB's pattern: many writes, then one fsync per file --------------------------------
 
@@ -368,7 +377,7 @@ class Filesystem:
     def fsync(self, inode: Inode, tally: Tally):
         """fsync() of one file: write back its dirty page-cache data, then the journal commit or a
         cache flush, with the inode-lock rules of `write_fsync` (ext4_sync_file / xfs_file_fsync)."""
-        env, c, spec = self.env, self.spec.costs, self.spec
+        env = self.env
         dirty, inode.dirty_bytes = inode.dirty_bytes, []
         if dirty:
             now = env.now
@@ -376,28 +385,4 @@ class Filesystem:
             for size in dirty:
                 done = max(done, self.device.schedule_sized(now, WRITE, size))
             yield env.timeout(done + self.host_s - now)
-        flush_needed = spec.barriers and self.device.profile.volatile_write_cache
-        if spec.kind == "raw":
-            if flush_needed:
-                yield self.device.flush()
-            return
-        if spec.kind == "ext4":
-            held = spec.kernel == "2012"
-            if held:
-                yield from self._acquire(inode.lock, EXCL, tally)
-            yield env.timeout(c.fsync_cpu_s)
-            if self.journal.needs_commit(inode.sync_tid):
-                yield self.journal.wait_commit(inode.sync_tid)
-            elif flush_needed:
-                yield self.device.flush()
-            if held:
-                inode.lock.release(EXCL)
-        else:
-            yield from self._acquire(inode.ilock, SHARED, tally)
-            yield env.timeout(c.fsync_cpu_s)
-            committed = self.journal.needs_commit(inode.sync_tid)
-            if committed:
-                yield self.journal.wait_commit(inode.sync_tid)
-            inode.ilock.release(SHARED)
-            if not committed and flush_needed:
-                yield self.device.flush()
+        yield from self._sync_file(inode, tally)

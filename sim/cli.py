@@ -157,7 +157,7 @@ def _run_oltp(scn, out_dir, args) -> int:
         print(json.dumps(s, indent=2))
     else:
         print(f"scenario {scn.name} ({scn.source}), seed {scn.run.seed}")
-        print(summary_text(s, None, None))
+        print(summary_text(s))
         total = result.n_ticks * result.tick_s
         for label, interval in (("1 s", 1.0), ("100 ms", 0.1)):
             if interval <= total:

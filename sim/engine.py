@@ -6,7 +6,6 @@ result bit for bit (every random draw comes from generators spawned from run.see
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -24,7 +23,7 @@ from models.oltp import PageSampler, TxnProfile
 from models.page_cleaner import PageCleaner56
 from models.redo import RedoLimits, log_calc_max_ages_56
 from models.server import COUNTERS, Counters, ServerSettings
-from models.user_threads import STATE_NAMES, UserThreads
+from models.user_threads import UserThreads
 
 BUF_POOL_SIZE_THRESHOLD = 1 << 30        # 5.6 innobase_start_or_create_for_mysql: 1 instance below 1 GiB
 
@@ -212,20 +211,3 @@ class Server:
 def run(scn, progress=None) -> EngineResult:
     """Simulate an oltp scenario."""
     return Server(scn).run(progress)
-
-
-def state_names() -> tuple[str, ...]:
-    return STATE_NAMES
-
-
-def checkpoint_age_pct(result: EngineResult) -> np.ndarray:
-    g = result.gauges
-    return 100.0 * (g[:, 0] - g[:, 1]) / result.redo_capacity_bytes
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-__all__ = ["run", "Server", "EngineResult", "GAUGES", "COUNTERS", "settings_from", "checkpoint_age_pct",
-           "math", "ceil_div"]

@@ -9,7 +9,6 @@ Every file is written to a temporary name and renamed, so an interrupted run lea
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from pathlib import Path
 
 from sim.metrics import frame, stalls, summary
@@ -19,7 +18,7 @@ from sim.units import format_size
 AGGREGATES = (("10ms", None), ("100ms", 0.1), ("1s", 1.0), ("10s", 10.0), ("60s", 60.0))
 
 
-def summary_text(s: dict, st1, st100) -> str:
+def summary_text(s: dict) -> str:
     lines = [
         f"scenario {s['scenario']}: {s['measured_s']:g} s measured, {s['buffer_pool_instances']} buffer pool "
         f"instance(s), simulated at {s['realtime_ratio']:.1f}x real time" if s["realtime_ratio"] else "",
@@ -123,5 +122,3 @@ def write_outputs(result, out_dir: Path) -> list[Path]:
     written += write_plots(result, frames, out_dir)
     return written
 
-
-__all__ = ["write_outputs", "summary_text", "stall_table", "resolved_toml", "fields"]

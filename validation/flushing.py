@@ -8,7 +8,6 @@ the `iobench` suite's: published | simulated | error | tolerance | ok per row.
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
@@ -17,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+
+from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
 CHECKS = ("figure", "at_least", "at_most", "greater", "not_modelled")
@@ -172,18 +173,6 @@ def run_suite(jobs: int = 1) -> SuiteResult:
             results = list(ex.map(_run_one, names))
     runs = {r["name"]: r for r in results}
     return SuiteResult([evaluate(r, runs) for r in rows], runs)
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, str):
-        return v
-    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-        return str(v)
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.3g}"
 
 
 def format_table(res: SuiteResult) -> str:

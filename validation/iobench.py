@@ -8,13 +8,13 @@ reproduce are printed as "not modelled" with the reason; they never count as pas
 
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
 
 from sim.iobench import IobenchCase, IobenchResult, run_cases
 from sim.units import format_size, parse_size_bytes
+from validation.common import fmt_value as _fmt
 
 SUITE = "iobench"
 CHECKS = ("figure", "at_least", "at_most", "greater", "flat", "nondecreasing", "not_modelled")
@@ -188,18 +188,6 @@ def run_suite(jobs: int = 1, duration_s: float = 0.2, warmup_s: float = 0.05, se
         label = case_label(ka) + (f" vs {case_label(kb)}" if kb else "")
         labels.append(label)
     return SuiteResult(out, labels, len(cases), sum(r.ios_measured for r in results))
-
-
-def _fmt(v: float | str | None) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, str):
-        return v
-    if math.isnan(v):
-        return "nan"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.3g}"
 
 
 def format_table(res: SuiteResult) -> str:

@@ -1,0 +1,52 @@
+"""The flushing suite's reference and metrics (the full suite is `innosim validate flushing`)."""
+
+from pathlib import Path
+
+import pytest
+
+from sim.config import load_scenario, scenario_from_dict
+from sim.engine import Server
+from sim.metrics import frame
+from validation import flushing
+
+METRICS = ("drop_seconds", "longest_drop_s", "sync_waits_max_per_s", "flush_pages_per_s", "redo_use_max_gib",
+           "ckpt_age_median_pct", "mod_age_max_over_sync", "tps_mean", "tps_p99", "min_over_median_10s")
+
+
+def test_reference_rows_name_real_scenarios_and_metrics():
+    rows = flushing.load_reference()
+    assert len(rows) >= 25
+    ids = [r.id for r in rows]
+    assert len(ids) == len(set(ids))
+    for r in rows:
+        assert r.where
+        assert r.metric in METRICS, r.id
+        for name in (r.scenario, r.b):
+            if name is not None:
+                scn = load_scenario(Path(flushing.SCENARIO_DIR) / f"{name}.toml")
+                assert scn.workload.kind == "oltp"
+                assert scn.run.duration_s > r.measure_from_s, r.id
+        if r.check in ("figure", "at_least", "at_most"):
+            assert r.published is not None, r.id
+        if r.check == "not_modelled":
+            assert r.reason, r.id
+
+
+def test_metrics_and_checks_on_a_short_run():
+    doc = {"server": {"innodb_buffer_pool_size": "24M", "innodb_log_file_size": "1M", "innodb_flush_method": "O_DIRECT"},
+           "hardware": {"device": "seed-12core-disks-2012", "cpu_cores": 4},
+           "workload": {"kind": "oltp", "data_size": "48M", "users": 8}, "run": {"duration": "12s"}}
+    res = Server(scenario_from_dict(doc, "t")).run()
+    run = {"name": "t", "sec": frame(res, 1.0), "ten": frame(res, 10.0), "sync_age": res.limits.max_modified_age_sync,
+           "capacity": res.redo_capacity_bytes, "wall_s": res.wall_s, "simulated_s": 12.0}
+    values = {m: flushing.metric_value(m, run, 1.0) for m in METRICS}
+    assert values["tps_mean"] > 0 and values["flush_pages_per_s"] > 0
+    assert 0 <= values["drop_seconds"] <= 11 and values["longest_drop_s"] <= values["drop_seconds"]
+    # A 2 x 1 MB log drives the modified age to the sync point.
+    assert values["mod_age_max_over_sync"] >= 0.9
+    row = flushing.Row("x", "w", "t", None, "tps_mean", "figure", values["tps_mean"] * 1.1, 0.2, 1.0, "")
+    assert flushing.evaluate(row, {"t": run}).ok
+    row = flushing.Row("x", "w", "t", None, "tps_mean", "figure", values["tps_mean"] * 2, 0.2, 1.0, "")
+    assert flushing.evaluate(row, {"t": run}).ok is False
+    with pytest.raises(ValueError):
+        flushing.metric_value("nonsense", run, 1.0)
