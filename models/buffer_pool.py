@@ -442,6 +442,12 @@ class BufferPool:
             self.flush[0].extend_head(first, first_lsn)
             self.inst[0].flush_list_len += len(first)
             return len(first)
+        if len(first) < 32:                         # few pages: one push each is cheaper
+            flush, counters = self.flush, self.inst
+            for page, lsn, i in zip(first.tolist(), first_lsn.tolist(), inst.tolist()):
+                flush[i].push_head(page, lsn)
+                counters[i].flush_list_len += 1
+            return len(first)
         for i in np.unique(inst).tolist():
             sel = inst == i
             self.flush[i].extend_head(first[sel], first_lsn[sel])

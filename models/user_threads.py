@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 
 import numpy as np
 
@@ -35,6 +36,7 @@ STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wa
 # Event kinds.
 _START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE = range(7)
 _MAX_FREE_ROUNDS = 1000
+_INTERVAL_BUFFER = 1 << 18
 
 
 class LogWriter:
@@ -114,7 +116,7 @@ class LogWriter:
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
-                 step_s: float = 0.002, cpu_cv: float = 0.5) -> None:
+                 step_s: float = 0.004, cpu_cv: float = 0.5) -> None:
         self.env = env
         self.n = n_users
         self.prof = profile
@@ -144,6 +146,7 @@ class UserThreads:
         self.commit_lsn = [0] * n_users
         self.resumed = [False] * n_users
         self.acc = np.zeros((len(STATE_NAMES), n_ticks + 1))
+        self._iv_state, self._iv_t0, self._iv_t1 = array("b"), array("d"), array("d")
         self.commit_t: list[float] = []
         self.latency_s: list[float] = []
         sigma2 = math.log1p(cpu_cv * cpu_cv)
@@ -178,22 +181,30 @@ class UserThreads:
     def _account(self, th: int, t: float, new_state: int) -> None:
         t0 = self.since[th]
         if t > t0:
-            self._acc_interval(self.state[th], t0, t)
+            self._iv_state.append(self.state[th])
+            self._iv_t0.append(t0)
+            self._iv_t1.append(t)
             self.since[th] = t
+            if len(self._iv_t0) >= _INTERVAL_BUFFER:
+                self._bin_intervals()
         self.state[th] = new_state
 
     def _acc_interval(self, state: int, t0: float, t1: float) -> None:
-        tick = self.tick_s
-        k0, k1 = int(t0 / tick), int(t1 / tick)
-        acc = self.acc[state]
-        last = self.n_ticks
-        if k0 == k1:
-            acc[min(k0, last)] += t1 - t0
+        self._iv_state.append(state)
+        self._iv_t0.append(t0)
+        self._iv_t1.append(t1)
+
+    def _bin_intervals(self) -> None:
+        """Add the buffered (state, t0, t1) intervals to the per-tick thread-seconds."""
+        if not self._iv_t0:
             return
-        acc[min(k0, last)] += (k0 + 1) * tick - t0
-        for k in range(k0 + 1, min(k1, last + 1)):
-            acc[k] += tick
-        acc[min(k1, last)] += t1 - k1 * tick
+        states = np.frombuffer(self._iv_state, dtype=np.int8)
+        t0 = np.frombuffer(self._iv_t0, dtype=np.float64)
+        t1 = np.frombuffer(self._iv_t1, dtype=np.float64)
+        for k in np.unique(states).tolist():
+            sel = states == k
+            self.acc[k] += thread_seconds_per_tick(t0[sel], t1[sel], self.tick_s, self.n_ticks)
+        self._iv_state, self._iv_t0, self._iv_t1 = array("b"), array("d"), array("d")
 
     # -- the SimPy side -------------------------------------------------------------------------
 
@@ -237,11 +248,12 @@ class UserThreads:
 
     # -- a transaction ------------------------------------------------------------------------
 
-    def _start_batch(self) -> None:
+    def _start_batch(self, pend: list | None = None) -> None:
         """Start every pending transaction (sorted by time) with vectorised buffer-pool work."""
-        pend = self.pending
-        self.pending = []
-        pend.sort()
+        if pend is None:
+            pend = self.pending
+            self.pending = []
+            pend.sort()
         log = self.log
         if log.check_flush_or_checkpoint:                      # log_free_check
             for t, th in pend:
@@ -295,8 +307,14 @@ class UserThreads:
             c.add("Innodb_buffer_pool_reads", n_read)
             c.add("Innodb_data_reads", n_read)
         else:
-            raise RuntimeError("buffer pool too small for the pages one batch of transactions touches")
-        pool.touch(pages, t_last)                              # LRU upkeep of the hits
+            if n > 1:
+                # The pool cannot hold every page of the batch at once (a tiny pool): halves.
+                self._start_batch(pend[: n // 2])
+                self._start_batch(pend[n // 2:])
+                return
+            raise RuntimeError("buffer pool too small for the pages of one transaction")
+        if pool.lru_order_matters:
+            pool.touch(pages, t_last)                          # LRU upkeep of the hits
         # The transactions' mini-transactions, in start order: redo appended, pages dirtied.
         lsn = log.lsn
         redo = prof.redo_bytes_per_txn
@@ -410,3 +428,20 @@ class UserThreads:
         """Account every thread's current state up to t (end of run)."""
         for th in range(self.n):
             self._account(th, t, self.state[th])
+        self._bin_intervals()
+
+
+def thread_seconds_per_tick(t0: np.ndarray, t1: np.ndarray, tick_s: float, n_ticks: int) -> np.ndarray:
+    """Time covered by the intervals [t0, t1) in each tick [k tick, (k+1) tick), k < n_ticks, and
+    after the last tick in entry n_ticks. Uses F(T) = sum min(T, t1) - sum min(T, t0)."""
+    edges = np.arange(1, n_ticks + 1, dtype=np.float64) * tick_s
+
+    def sum_min(a: np.ndarray) -> np.ndarray:
+        a = np.sort(a)
+        csum = np.concatenate([[0.0], np.cumsum(a)])
+        idx = np.searchsorted(a, edges, side="left")
+        return csum[idx] + edges * (len(a) - idx)
+
+    cum = sum_min(t1) - sum_min(t0)
+    total = float(np.sum(t1 - t0))
+    return np.diff(np.concatenate([[0.0], cum, [total]]))

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from sim.metrics import frame, stalls, summary
 from sim.report import format_rows, write_atomic
-from sim.units import format_size
 
 AGGREGATES = (("10ms", None), ("100ms", 0.1), ("1s", 1.0), ("10s", 10.0), ("60s", 60.0))
 
@@ -26,7 +25,7 @@ def summary_text(s: dict) -> str:
         f"p1 {s['tps_p1_per_s']:,.0f}, p99 {s['tps_p99_per_s']:,.0f}",
         "latency ms: " + ", ".join(f"{k} {v:,.1f}" for k, v in s["latency_ms"].items() if v is not None),
         f"checkpoint age max {s['checkpoint_age_max_pct']:.1f}% of redo capacity "
-        f"({format_size(s['checkpoint_age_max_bytes'])}); limits: async flush "
+        f"({s['checkpoint_age_max_bytes'] / 2**20:,.0f} MiB); limits: async flush "
         f"{s['limits_pct']['max_modified_age_async']:.1f}%, sync flush {s['limits_pct']['max_modified_age_sync']:.1f}%, "
         f"async checkpoint {s['limits_pct']['max_checkpoint_age_async']:.1f}%, "
         f"sync checkpoint {s['limits_pct']['max_checkpoint_age']:.1f}%",

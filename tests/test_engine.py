@@ -179,3 +179,18 @@ def test_default_scenario_shows_a_stall_table(capsys):
     assert main(["run"]) == 0
     text = capsys.readouterr().out
     assert "stalls at 1 s resolution" in text and "sync flush" in text
+
+
+@given(st.lists(st.tuples(st.floats(0, 2.0), st.floats(0, 0.5)), min_size=1, max_size=40))
+def test_thread_seconds_per_tick_matches_direct_overlap(ivs):
+    from models.user_threads import thread_seconds_per_tick
+    t0 = np.array([a for a, _ in ivs])
+    t1 = t0 + np.array([d for _, d in ivs])
+    tick, n = 0.1, 15
+    got = thread_seconds_per_tick(t0, t1, tick, n)
+    want = np.zeros(n + 1)
+    for a, b in zip(t0, t1):
+        for k in range(n):
+            want[k] += max(0.0, min(b, (k + 1) * tick) - max(a, k * tick))
+        want[n] += max(0.0, b - max(a, n * tick))
+    assert np.allclose(got, want, atol=1e-9)
