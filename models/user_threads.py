@@ -116,7 +116,7 @@ class LogWriter:
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
-                 step_s: float = 0.004, cpu_cv: float = 0.5) -> None:
+                 step_s: float = 0.002, cpu_cv: float = 0.5) -> None:
         self.env = env
         self.n = n_users
         self.prof = profile
