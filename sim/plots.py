@@ -33,8 +33,14 @@ def throughput_figure(frames: dict, labels=("1s", "10s")):
     for label in labels:
         if label in frames:
             df = frames[label]
-            ax.plot(df["time_s"], df["tps"], label=f"commits/s, {label} averages",
-                    drawstyle="steps-post" if label != "1s" else "default", lw=1.2 if label == "1s" else 2)
+            if label == "1s":
+                ax.plot(df["time_s"], df["tps"], label="commits/s, 1 s averages", lw=1.2)
+            else:
+                # Each value covers the interval that ends at its time: draw it over that interval.
+                dt = float(df["time_s"].iloc[0])
+                x = [float(df["time_s"].iloc[0]) - dt] + df["time_s"].tolist()
+                y = [float(df["tps"].iloc[0])] + df["tps"].tolist()
+                ax.plot(x, y, label=f"commits/s, {label} averages", drawstyle="steps-pre", lw=2)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("commits / s")
     ax.legend(loc="lower right")
@@ -46,9 +52,14 @@ def checkpoint_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.6))
     ax.plot(df["time_s"], df["checkpoint_age_pct"], label="checkpoint age (lsn - last checkpoint)")
     ax.plot(df["time_s"], df["modified_age_pct"], label="modified age (lsn - oldest dirty page)", lw=0.8)
-    for col, text in LIMIT_LABELS.items():
-        ax.axhline(float(df[col].iloc[0]), ls="--", lw=0.8, color="grey")
-        ax.text(df["time_s"].iloc[0], float(df[col].iloc[0]), " " + text, fontsize=7, va="bottom")
+    t0, t1 = float(df["time_s"].iloc[0]), float(df["time_s"].iloc[-1])
+    for k, (col, text) in enumerate(LIMIT_LABELS.items()):
+        y = float(df[col].iloc[0])
+        ax.axhline(y, ls="--", lw=0.8, color="grey")
+        # The four limits lie within a few percent: labels alternate sides and above/below.
+        left = k % 2 == 0
+        ax.text(t0 if left else t1, y, (" " + text) if left else (text + " "), fontsize=7,
+                ha="left" if left else "right", va="bottom" if k < 2 else "top")
     ax.set_ylim(0, 100)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("% of redo capacity")
