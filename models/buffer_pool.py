@@ -285,10 +285,11 @@ class BufferPool:
         self.young[i].push_head(page, s)
         self._adjust_old(i)
 
-    def add_read_page(self, page: int, now_s: float) -> None:
+    def add_read_page(self, page: int, now_s: float, adjust: bool = True) -> None:
         """buf_LRU_add_block(old=TRUE): a page just read enters at the head of the old sublist.
 
-        The frame must have been taken first (take_free_frame or evict_clean_from_tail).
+        The frame must have been taken first (take_free_frame or lru_tail_scan). With
+        adjust=False the old/young boundary is left for `adjust_old` (one call after many reads).
         """
         i = int(self.inst_of[page])
         c = self.inst[i]
@@ -304,7 +305,13 @@ class BufferPool:
         else:
             self.where[page] = YOUNG
             self.young[i].push_head(page, s)
-        self._adjust_old(i)
+        if adjust:
+            self._adjust_old(i)
+
+    def adjust_old(self, instances) -> None:
+        """buf_LRU_old_adjust_len for the given instances."""
+        for i in instances:
+            self._adjust_old(i)
 
     def take_free_frame(self, i: int) -> bool:
         """buf_LRU_get_free_only: a frame from the free list, if any."""

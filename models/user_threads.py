@@ -289,21 +289,29 @@ class UserThreads:
             _, first = np.unique(miss_pages, return_index=True)
             first.sort()
             inst_of = pool.inst_of
+            counters = pool.inst
+            read_done = self.fil.read_done_s
+            add = pool.add_read_page
             n_read = 0
-            for k in first.tolist():
-                page = int(miss_pages[k])
-                if pool.where[page]:
-                    continue
-                j = int(owner[k])
+            touched = set()
+            firsts = miss_pages[first]
+            for page, j, i in zip(firsts.tolist(), owner[first].tolist(), inst_of[firsts].tolist()):
                 tr = ready[j]
-                tf = self._get_free_block(int(inst_of[page]), tr)
-                if tf > tr:
-                    self._acc_interval(FREE_WAIT, tr, tf)
-                    waited[j] += tf - tr
-                tr = self.fil.read_done_s(tf)
-                pool.add_read_page(page, tr)
+                c_i = counters[i]
+                if c_i.free > 0:                                # buf_LRU_get_free_only
+                    c_i.free -= 1
+                    tf = tr
+                else:
+                    tf = self._get_free_block(i, tr)
+                    if tf > tr:
+                        self._acc_interval(FREE_WAIT, tr, tf)
+                        waited[j] += tf - tr
+                tr = read_done(tf)
+                add(page, tr, False)
+                touched.add(i)
                 ready[j] = tr
                 n_read += 1
+            pool.adjust_old(touched)
             c.add("Innodb_buffer_pool_reads", n_read)
             c.add("Innodb_data_reads", n_read)
         else:
