@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from models.server import FLUSH_KIND_COUNTER
+
 LIST, LRU = 0, 1
 ULINT_MAX = 1 << 62
 PAGE_CLEANER_LRU_BATCH_CHUNK_SIZE = 100
@@ -107,7 +109,7 @@ class Flusher:
                 if take:
                     self.counters.add("buffer_flush_neighbor_total_pages", len(take))
         if count:
-            self.counters.add(_COUNTER[kind], count)
+            self.counters.add(FLUSH_KIND_COUNTER[kind], count)
         return count
 
     def flush_list_instance(self, i: int, quota: int, lsn_limit: int, kind: str):
@@ -171,11 +173,3 @@ class Flusher:
         if t == LRU:
             pool.evict_if_clean(page)
         self.batches.write_done(int(pool.inst_of[page]), t)
-
-
-_COUNTER = {
-    "adaptive": "buffer_flush_adaptive_total_pages",
-    "background": "buffer_flush_background_total_pages",
-    "sync": "buffer_flush_sync_total_pages",
-    "lru": "buffer_LRU_batch_total_pages",
-}

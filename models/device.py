@@ -226,13 +226,13 @@ def load_profile(name_or_path: str) -> DeviceProfile:
     return profile_from_dict(data, src)
 
 
-class _Draws:
+class Draws:
     """Blocks of vectorised random draws consumed one at a time (keeps numpy out of the hot loop)."""
 
-    def __init__(self, make_block, block: int = 8192) -> None:
+    def __init__(self, make_block, block: int = 8192, prefill: bool = False) -> None:
         self._make = make_block
         self._block = block
-        self._buf: list[float] = []
+        self._buf: list[float] = make_block(block).tolist() if prefill else []
         self._i = 0
 
     def next(self) -> float:
@@ -271,8 +271,8 @@ class Device:
         self._ewma_alpha = 1.0 / 256.0
         self._classes: dict[tuple[str, int], tuple[float, float, float, tuple]] = {}
         self._mix_m50: dict[int, float] = {}
-        self._unit = _Draws(lambda n: rng.random(n))
-        self._lognormal: dict[float, _Draws] = {}
+        self._unit = Draws(lambda n: rng.random(n))
+        self._lognormal: dict[float, Draws] = {}
         self._rng = rng
         self.stats = DeviceStats()
 
@@ -296,7 +296,7 @@ class Device:
             sigma2 = math.log1p(cv * cv)
             mu = -0.5 * sigma2
             sigma = math.sqrt(sigma2)
-            d = _Draws(lambda n, mu=mu, sigma=sigma: self._rng.lognormal(mu, sigma, n))
+            d = Draws(lambda n, mu=mu, sigma=sigma: self._rng.lognormal(mu, sigma, n))
             self._lognormal[cv] = d
         return d.next()
 

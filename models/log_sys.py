@@ -73,7 +73,6 @@ class LogSys56:
         self.limits = limits
         self.s = settings
         self.in_margin = 0          # user threads inside log_check_margins
-        self.preflushing = 0        # of them, those running a sync preflush
 
     def oldest(self) -> int:
         o = self.pool.oldest_modification_all()
@@ -143,12 +142,8 @@ class LogSys56:
                 if action.checkpoint != "sync":
                     st.check_flush_or_checkpoint = False
                 if action.preflush_to_lsn is not None:
-                    self.preflushing += 1
-                    try:
-                        success, n = yield from self.flusher.buf_flush_list(ULINT_MAX, action.preflush_to_lsn, "sync")
-                        yield from self.flusher.batches.wait_all_end(LIST)
-                    finally:
-                        self.preflushing -= 1
+                    success, _ = yield from self.flusher.buf_flush_list(ULINT_MAX, action.preflush_to_lsn, "sync")
+                    yield from self.flusher.batches.wait_all_end(LIST)
                     self.counters.add("buffer_flush_sync")
                     if not success:
                         self.counters.add("buffer_flush_sync_waits")

@@ -113,13 +113,8 @@ class PageSampler:
         return self.rank_to_page[:min(k, self.n_pages)]
 
 
-def pages_per_txn(mean: float, u: float) -> int:
-    """A whole count with the given mean: floor(mean) plus one with probability frac(mean)."""
-    base = int(mean)
-    return base + (1 if u < mean - base else 0)
-
-
 def pages_per_txn_array(mean: float, u: np.ndarray) -> np.ndarray:
-    """`pages_per_txn` for an array of uniform draws."""
+    """Whole page counts with the given mean, one per uniform draw in u: floor(mean), plus one
+    where the draw is below frac(mean)."""
     base = int(mean)
     return base + (u < mean - base).astype(np.int64)

@@ -11,7 +11,6 @@ The adaptive arithmetic is models.adaptive_flushing; this module only schedules.
 from __future__ import annotations
 
 from models.adaptive_flushing import AdaptiveState56, FlushSettings56, adaptive_request_56, after_batch_56, pct_io
-from models.buf_flush import ULINT_MAX
 
 LSN_MAX = 1 << 62
 
@@ -35,7 +34,6 @@ class PageCleaner56:
         self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
                        "buffer_flush_pct_for_dirty": 0, "buffer_flush_avg_page_rate": 0,
                        "buffer_flush_lsn_avg_rate": 0}
-        self.loops = 0
 
     def run(self):
         """buf_flush_page_cleaner_thread (SimPy process)."""
@@ -49,7 +47,6 @@ class PageCleaner56:
                 if next_loop_s > env.now:          # page_cleaner_sleep_if_needed
                     yield env.timeout(next_loop_s - env.now)
             next_loop_s = env.now + 1.0
-            self.loops += 1
             if self.counters["commits"] != last_activity:
                 last_activity = self.counters["commits"]
                 n_flushed = yield from self.flusher.buf_flush_LRU_tail()
@@ -76,7 +73,6 @@ class PageCleaner56:
         g["buffer_flush_lsn_avg_rate"] = self.state.lsn_avg_rate
         n = 0
         if req.n_pages > 0:
-            _, n = yield from self.flusher.buf_flush_list(min(req.n_pages, ULINT_MAX - 1), req.lsn_limit,
-                                                          "adaptive")
+            _, n = yield from self.flusher.buf_flush_list(req.n_pages, req.lsn_limit, "adaptive")
         self.state = after_batch_56(self.state, self.log.lsn, n)
         return n

@@ -39,7 +39,7 @@ FLUSH_KIND_COUNTER = {
     "background": "buffer_flush_background_total_pages",
     "sync": "buffer_flush_sync_total_pages",
     "lru": "buffer_LRU_batch_total_pages",
-    "single": "buffer_LRU_single_flush_pages",
+    "single_page": "buffer_LRU_single_flush_pages",
 }
 
 

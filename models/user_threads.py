@@ -26,6 +26,7 @@ from array import array
 
 import numpy as np
 
+from models.device import Draws
 from models.log_sys import lsn_advance
 from models.oltp import pages_per_txn_array
 
@@ -151,28 +152,15 @@ class UserThreads:
         self.latency_s: list[float] = []
         sigma2 = math.log1p(cpu_cv * cpu_cv)
         self._cpu_mu, self._cpu_sigma = -0.5 * sigma2, math.sqrt(sigma2)
-        self._u = self._block(lambda n: rng.random(n))
-        self._cpu = self._block(lambda n: rng.lognormal(self._cpu_mu, self._cpu_sigma, n))
-        self._think = self._block(lambda n: rng.exponential(1.0, n))
-        self.page_size = settings.page_size_bytes
+        # Drawn at construction, in this order (the run's random stream depends on it).
+        self._u = Draws(lambda n: rng.random(n), prefill=True)
+        self._cpu = Draws(lambda n: rng.lognormal(self._cpu_mu, self._cpu_sigma, n), prefill=True)
+        self._think = Draws(lambda n: rng.exponential(1.0, n), prefill=True)
         for th in range(n_users):
             # Stagger the first transactions over one mean think time (or 10 ms).
-            self.push(self._next(self._u) * max(think_s, 0.01), _START, th)
+            self.push(self._u.next() * max(think_s, 0.01), _START, th)
 
     # -- plumbing ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _block(make, size: int = 8192):
-        return {"make": make, "buf": make(size).tolist(), "i": 0, "size": size}
-
-    @staticmethod
-    def _next(b) -> float:
-        if b["i"] >= b["size"]:
-            b["buf"] = b["make"](b["size"]).tolist()
-            b["i"] = 0
-        v = b["buf"][b["i"]]
-        b["i"] += 1
-        return v
 
     def push(self, t: float, kind: int, arg: int) -> None:
         self._seq += 1
@@ -362,7 +350,7 @@ class UserThreads:
         cores = self.cores
         free = heapq.heappop(cores)
         begin = t if free < t else free
-        end = begin + self.prof.cpu_s_per_txn * self._next(self._cpu)
+        end = begin + self.prof.cpu_s_per_txn * self._cpu.next()
         heapq.heappush(cores, end)
         serial = self.prof.serial_s_per_txn
         if serial > 0.0:
@@ -389,7 +377,7 @@ class UserThreads:
         self.latency_s.append(t - self.txn_start[th])
         if self.think_s > 0.0:
             self._account(th, t, THINK)
-            self.push(t + self.think_s * self._next(self._think), _START, th)
+            self.push(t + self.think_s * self._think.next(), _START, th)
         else:
             self.pending.append((t, th))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from models.server import COUNTERS
+from models.server import COUNTERS, FLUSH_KIND_COUNTER
 from models.user_threads import STATE_NAMES
 from sim.engine import GAUGES, EngineResult
 
@@ -84,9 +84,7 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     cols["Innodb_buffer_pool_pages_free"] = g[:, gi["Innodb_buffer_pool_pages_free"]]
     for name in RATE_COUNTERS:
         cols[name] = diff[:, COUNTERS.index(name)]
-    kinds = ("buffer_flush_adaptive_total_pages", "buffer_flush_background_total_pages",
-             "buffer_flush_sync_total_pages", "buffer_LRU_batch_total_pages", "buffer_LRU_single_flush_pages")
-    cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in kinds)
+    cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in FLUSH_KIND_COUNTER.values())
     fsw = result.gauges[:, gi["fs_lock_wait_s"]]
     fsw_last = fsw[last]
     cols["fs_lock_wait_s"] = np.diff(np.concatenate([[0.0], fsw_last]))
@@ -158,10 +156,6 @@ def summary(result: EngineResult, threshold_pct: float | None = None) -> dict:
     lat = result.latency_s[sel]
     measured_s = result.n_ticks * result.tick_s - t0
     s1, s100 = stalls(sec, thr), stalls(ms100, thr)
-    flush_kinds = {
-        "adaptive": "buffer_flush_adaptive_total_pages", "background": "buffer_flush_background_total_pages",
-        "sync": "buffer_flush_sync_total_pages", "lru": "buffer_LRU_batch_total_pages",
-        "single_page": "buffer_LRU_single_flush_pages"}
     out = {
         "scenario": scn.name,
         "measured_s": measured_s,
@@ -182,7 +176,7 @@ def summary(result: EngineResult, threshold_pct: float | None = None) -> dict:
         "checkpoint_age_max_pct": float(mb["checkpoint_age_pct"].max()) if len(mb) else 0.0,
         "checkpoint_age_max_bytes": int(mb["log_lsn_checkpoint_age"].max()) if len(mb) else 0,
         "modified_age_max_pct": float(mb["modified_age_pct"].max()) if len(mb) else 0.0,
-        "pages_flushed_per_s": {k: float(m1[c].sum() / max(len(m1), 1)) for k, c in flush_kinds.items()},
+        "pages_flushed_per_s": {k: float(m1[c].sum() / max(len(m1), 1)) for k, c in FLUSH_KIND_COUNTER.items()},
         "pages_flushed_per_s_total": float(m1["pages_flushed"].sum() / max(len(m1), 1)),
         "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
         "redo_capacity_bytes": result.redo_capacity_bytes,
