@@ -24,7 +24,8 @@ NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
 class FilIO:
     """Page-granular I/O of the InnoDB files."""
 
-    def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str) -> None:
+    def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
+                 counters) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -33,13 +34,14 @@ class FilIO:
         self.flush_method = flush_method
         self.direct = flush_method in DIRECT_METHODS
         self.data_fsync = flush_method not in NO_DATA_FSYNC
+        # The SimPy paths fsync buffered files even under nosync/littlesync: page-cache writeback
+        # is modelled only at fsync (docs/ARCHITECTURE.md).
+        self.fsync_files = self.data_fsync or not self.direct
         self.ibdata = fs.files[n_data_files]
-        self.logfile = fs.files[n_data_files + 1]
         self.tally = Tally()                   # filesystem lock wait of InnoDB's own writes
         self.host_s = self.dev.profile.host_overhead_s
         self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s
-        self.data_fsyncs = 0
-        self.log_fsyncs = 0
+        self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
 
     def file_of_space(self, space_id: int):
         return self.fs.files[(space_id - 1) % self.n_data_files]
@@ -48,31 +50,30 @@ class FilIO:
 
     def write_page(self, space_id: int):
         """One data page to its tablespace (buf_flush_write_block_low -> fil_io)."""
-        inode = self.file_of_space(space_id)
-        if self.direct:
-            yield from self.fs.direct_write(inode, self.page_size, self.tally)
-        else:
-            yield from self.fs.buffered_write(inode, self.page_size, self.tally)
+        yield from self._write(self.file_of_space(space_id), self.page_size)
 
     def write_ibdata(self, size_bytes: int):
         """A synchronous write to ibdata1 (the doublewrite blocks)."""
+        yield from self._write(self.ibdata, size_bytes)
+
+    def _write(self, inode, size_bytes: int):
         if self.direct:
-            yield from self.fs.direct_write(self.ibdata, size_bytes, self.tally)
+            yield from self.fs.direct_write(inode, size_bytes, self.tally)
         else:
-            yield from self.fs.buffered_write(self.ibdata, size_bytes, self.tally)
+            yield from self.fs.buffered_write(inode, size_bytes, self.tally)
 
     def fsync_ibdata(self):
         """fil_flush(TRX_SYS_SPACE)."""
-        if self.data_fsync or not self.direct:
-            self.data_fsyncs += 1
+        if self.fsync_files:
+            self.counters.add("Innodb_data_fsyncs")
             yield from self.fs.fsync(self.ibdata, self.tally)
 
-    def fsync_data_files(self, inodes=None):
-        """fil_flush_file_spaces(FIL_TABLESPACE): fsync every data file (or those given) in turn."""
-        if not self.data_fsync and self.direct:
+    def fsync_data_files(self):
+        """fil_flush_file_spaces(FIL_TABLESPACE): fsync every data file in turn."""
+        if not self.fsync_files:
             return
-        for inode in (inodes if inodes is not None else self.fs.files[: self.n_data_files]):
-            self.data_fsyncs += 1
+        for inode in self.fs.files[: self.n_data_files]:
+            self.counters.add("Innodb_data_fsyncs")
             yield from self.fs.fsync(inode, self.tally)
 
     def write_checkpoint_block(self):
@@ -97,7 +98,7 @@ class FilIO:
         t = self.dev.schedule_sized(now_s, WRITE, size) + self.host_s
         if self.flush_method == "O_DSYNC":
             return t
-        self.log_fsyncs += 1
+        self.counters.add("Innodb_os_log_fsyncs")
         t += self.fsync_cpu_s
         if self.fs.spec.barriers and self.dev.profile.volatile_write_cache:
             t = self.dev.schedule_flush(t)
@@ -112,13 +113,10 @@ class FilIO:
         t = now_s
         ps = self.page_size
         flush = self.fs.spec.barriers and self.dev.profile.volatile_write_cache
-        if doublewrite:
+        for _ in range(2 if doublewrite else 1):
             t = self.dev.schedule(t, WRITE, ps) + self.host_s
             if self.data_fsync:
+                self.counters.add("Innodb_data_fsyncs")
                 t += self.fsync_cpu_s
                 t = self.dev.schedule_flush(t) if flush else t
-        t = self.dev.schedule(t, WRITE, ps) + self.host_s
-        if self.data_fsync:
-            t += self.fsync_cpu_s
-            t = self.dev.schedule_flush(t) if flush else t
         return t

@@ -82,7 +82,6 @@ class LogWriter:
         log.written_lsn = covered
         c = u.counters
         c.add("Innodb_log_writes")
-        c.add("Innodb_os_log_fsyncs")
         c.add("Innodb_os_log_written", nbytes)
         env = u.env
         still = []

@@ -114,7 +114,8 @@ class Server:
         fs_kind, kernel, n_files = hw.filesystem[0], hw.kernel[0], hw.data_files[0]
         spec = make_spec(fs_kind, kernel, hw.mount_options, source="hardware")
         self.fs = Filesystem(env, self.device, spec, n_files + 2)
-        self.fil = FilIO(env, self.fs, n_files, st.page_size_bytes, st.flush_method)
+        self.counters = Counters()
+        self.fil = FilIO(env, self.fs, n_files, st.page_size_bytes, st.flush_method, self.counters)
         ps = st.page_size_bytes
         self.n_pages = max(1, wl.data_bytes // ps)
         pages_per_space = -(-self.n_pages // n_files)
@@ -127,7 +128,6 @@ class Server:
         if wl.warm_start:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
         self.limits = log_calc_max_ages_56(st.log_file_size_bytes, st.log_files_in_group, ps, st.thread_concurrency)
-        self.counters = Counters()
         self.log = LogState()
         self.batches = FlushBatches(env, n_inst)
         self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)

@@ -194,3 +194,15 @@ def test_thread_seconds_per_tick_matches_direct_overlap(ivs):
             want[k] += max(0.0, min(b, (k + 1) * tick) - max(a, k * tick))
         want[n] += max(0.0, b - max(a, n * tick))
     assert np.allclose(got, want, atol=1e-9)
+
+
+def test_fsync_counters_follow_the_flush_method():
+    """Innodb_data_fsyncs counts the data-file fsyncs InnoDB issues; O_DSYNC logs need no fsync."""
+    res = Server(scenario_from_dict(small_doc(), "t")).run()
+    from models.server import COUNTERS
+    last = res.counters[-1]
+    assert last[COUNTERS.index("Innodb_data_fsyncs")] > 0
+    assert last[COUNTERS.index("Innodb_os_log_fsyncs")] > 0
+    res = Server(scenario_from_dict(small_doc(server__innodb_flush_method="O_DSYNC"), "t")).run()
+    assert res.counters[-1][COUNTERS.index("Innodb_os_log_fsyncs")] == 0
+    assert res.counters[-1][COUNTERS.index("Innodb_log_writes")] > 0
