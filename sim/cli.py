@@ -136,7 +136,7 @@ def _cmd_run(args) -> int:
 
 def _run_oltp(scn, out_dir, args) -> int:
     from sim.engine import Server
-    from sim.metrics import frame, stalls, summary
+    from sim.metrics import series_frames, stalls, summary
     from sim.run_output import stall_table, summary_text, write_outputs
 
     srv = Server(scn)
@@ -151,21 +151,19 @@ def _run_oltp(scn, out_dir, args) -> int:
     result = srv.run(progress)
     if tty:
         print(file=sys.stderr)
-    s = summary(result)
-    s["stall_threshold_pct"] = scn.run.stall_threshold_pct
+    frames = series_frames(result)
+    s = summary(result, frames)
     if args.json:
         print(json.dumps(s, indent=2))
     else:
         print(f"scenario {scn.name} ({scn.source}), seed {scn.run.seed}")
         print(summary_text(s))
-        total = result.n_ticks * result.tick_s
-        for label, interval in (("1 s", 1.0), ("100 ms", 0.1)):
-            if interval <= total:
-                st = stalls(frame(result, interval), scn.run.stall_threshold_pct)
+        for key, label in (("1s", "1 s"), ("100ms", "100 ms")):
+            if key in frames:
                 print(f"\nstalls at {label} resolution:")
-                print(stall_table(st))
+                print(stall_table(stalls(frames[key], scn.run.stall_threshold_pct)))
     if out_dir is not None:
-        paths = write_outputs(result, out_dir)
+        paths = write_outputs(result, out_dir, frames, s)
         print(f"wrote {len(paths)} files to {out_dir}", file=sys.stderr)
     return 0
 

@@ -142,13 +142,25 @@ def stalls(df: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def summary(result: EngineResult, threshold_pct: float | None = None) -> dict:
-    """Headline figures of a run (measured part only)."""
+SERIES_INTERVALS = (("10ms", None), ("100ms", 0.1), ("1s", 1.0), ("10s", 10.0), ("60s", 60.0))
+
+
+def series_frames(result: EngineResult) -> dict[str, pd.DataFrame]:
+    """`frame` at the base tick and every standard interval that fits in the run, by label."""
+    total_s = result.n_ticks * result.tick_s
+    return {label: frame(result, interval) for label, interval in SERIES_INTERVALS
+            if interval is None or interval <= total_s}
+
+
+def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None) -> dict:
+    """Headline figures of a run (measured part only); `frames` as from series_frames, if at hand."""
     scn = result.scenario
-    thr = scn.run.stall_threshold_pct if threshold_pct is None else threshold_pct
-    base = frame(result)
-    sec = frame(result, 1.0) if result.n_ticks * result.tick_s >= 1.0 else base
-    ms100 = frame(result, 0.1) if result.n_ticks * result.tick_s >= 0.1 else base
+    thr = scn.run.stall_threshold_pct
+    if frames is None:
+        frames = series_frames(result)
+    base = frames["10ms"]
+    sec = frames.get("1s", base)
+    ms100 = frames.get("100ms", base)
     m1 = sec[~sec["warmup"]]
     mb = base[~base["warmup"]]
     t0 = result.warmup_s
@@ -158,6 +170,7 @@ def summary(result: EngineResult, threshold_pct: float | None = None) -> dict:
     s1, s100 = stalls(sec, thr), stalls(ms100, thr)
     out = {
         "scenario": scn.name,
+        "stall_threshold_pct": thr,
         "measured_s": measured_s,
         "commits": int(sel.sum()),
         "tps_mean": float(sel.sum() / measured_s) if measured_s > 0 else 0.0,

@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sim.metrics import frame, stalls, summary
+from sim.metrics import stalls
 from sim.report import format_rows, write_atomic
-
-AGGREGATES = (("10ms", None), ("100ms", 0.1), ("1s", 1.0), ("10s", 10.0), ("60s", 60.0))
-
 
 def summary_text(s: dict) -> str:
     lines = [
@@ -34,7 +31,7 @@ def summary_text(s: dict) -> str:
         f"buffer_flush_sync_waits {s['buffer_flush_sync_waits']:,} (max {s['buffer_flush_sync_waits_max_per_s']:,}/s); "
         f"time with user threads in sync flush {s['time_under_sync_flush_s']:.1f} s; "
         f"Innodb_buffer_pool_wait_free {s['Innodb_buffer_pool_wait_free']:,}",
-        f"stalls (below {s.get('stall_threshold_pct', 50):g}% of median): at 1 s {s['stalls_1s']['count']} "
+        f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
     ]
     for w in s["warnings"]:
@@ -81,8 +78,9 @@ def resolved_toml(scn) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_outputs(result, out_dir: Path) -> list[Path]:
-    """Write every output file; returns the paths written."""
+def write_outputs(result, out_dir: Path, frames: dict, summary: dict) -> list[Path]:
+    """Write every output file from the run's frames (sim.metrics.series_frames) and summary;
+    returns the paths written."""
     import io
 
     from sim.plots import write_plots
@@ -90,13 +88,7 @@ def write_outputs(result, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     thr = result.scenario.run.stall_threshold_pct
-    frames = {}
-    total_s = result.n_ticks * result.tick_s
-    for label, interval in AGGREGATES:
-        if interval is not None and interval > total_s:
-            continue
-        df = frame(result, interval)
-        frames[label] = df
+    for label, df in frames.items():
         p = out_dir / f"series_{label}.csv"
         write_atomic(p, df.to_csv(index=False))
         written.append(p)
@@ -110,14 +102,11 @@ def write_outputs(result, out_dir: Path) -> list[Path]:
             p = out_dir / f"stalls_{label}.csv"
             write_atomic(p, stalls(frames[label], thr).to_csv(index=False))
             written.append(p)
-    s = summary(result)
-    s["stall_threshold_pct"] = thr
     p = out_dir / "summary.json"
-    write_atomic(p, json.dumps(s, indent=2) + "\n")
+    write_atomic(p, json.dumps(summary, indent=2) + "\n")
     written.append(p)
     p = out_dir / "scenario.resolved.toml"
     write_atomic(p, resolved_toml(result.scenario))
     written.append(p)
     written += write_plots(result, frames, out_dir)
     return written
-
