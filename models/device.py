@@ -7,12 +7,20 @@ of parallel servers k, a service time per (op, bs) fixed by the measured saturat
 optional capacity curve against outstanding requests, and an optional garbage-collection stall
 process (2.4: erases at a rate proportional to host writes, each seizing one server).
 
+A non-volatile (battery- or flash-backed) write cache, as on RAID controllers, is optional: a write
+is acknowledged after `write_cache.latency_s` once the cache has room for it, while the units
+destage it as before; the cache holds every write whose destage has not finished, so when the
+destage backlog exceeds `write_cache.bytes` writers wait for the oldest writes to leave it (FIFO).
+This is the usual write-back controller (e.g. LSI MegaRAID / Dell PERC with BBU, 512 MB-1 GB);
+reads are not cached and queue with the destage on the units.
+
 Scheduling uses the busy-until form (as FEMU's per-unit `next_avail_time`): an I/O submitted at t
 starts on the server that frees first, at max(t, free); FCFS k-server exactly, one SimPy event per I/O.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import math
@@ -54,6 +62,8 @@ class DeviceProfile:
     flush_s: float = 0.0
     gc_erases_per_write: float = 0.0
     gc_stall_s: float = 0.0
+    write_cache_bytes: int = 0
+    write_cache_latency_s: float = 0.0
     description: str = ""
     # Per operation. "pooled": an I/O takes whichever unit frees first (ideal parallelism; writes
     # on a log-structured FTL, which places each write where the log is). "striped": an I/O goes to
@@ -101,7 +111,8 @@ def _num(src: str, path: str, value: object, lo: float, hi: float) -> float:
 
 
 _PROFILE_KEYS = {"name", "source", "description", "parallelism", "host_overhead_s", "classes",
-                 "mixed_capacity_iops", "volatile_write_cache", "flush_s", "gc", "unit_assignment"}
+                 "mixed_capacity_iops", "volatile_write_cache", "flush_s", "gc", "unit_assignment",
+                 "write_cache"}
 UNIT_ASSIGNMENTS = ("pooled", "striped")
 
 
@@ -184,7 +195,20 @@ def profile_from_dict(data: dict, src: str) -> DeviceProfile:
             raise InputError(src, f"unit_assignment.{op}" if isinstance(data.get("unit_assignment"), dict)
                              else "unit_assignment", f"{a!r} is not known", ", ".join(UNIT_ASSIGNMENTS))
         assignment[op] = a
+    wc = data.get("write_cache") or {}
+    if not isinstance(wc, dict) or set(wc) - {"bytes", "latency_s"} or (wc and set(wc) != {"bytes", "latency_s"}):
+        raise InputError(src, "write_cache", "must be an object with bytes and latency_s",
+                         '{"bytes": 536870912, "latency_s": 0.0002}')
+    wc_bytes = _num(src, "write_cache.bytes", wc.get("bytes", 0), 0, 1 << 40)
+    if wc_bytes != int(wc_bytes):
+        raise InputError(src, "write_cache.bytes", f"{wc_bytes!r} is not a whole number", "0 to 2^40")
+    wc_lat = _num(src, "write_cache.latency_s", wc.get("latency_s", 0.0), 0.0, 1.0)
+    if wc and data.get("volatile_write_cache"):
+        raise InputError(src, "write_cache", "a non-volatile write cache and volatile_write_cache = true "
+                         "describe two different devices", "one of them")
     return DeviceProfile(
+        write_cache_bytes=int(wc_bytes),
+        write_cache_latency_s=wc_lat,
         unit_assignment=assignment,
         name=str(data["name"]),
         source=str(data["source"]),
@@ -275,6 +299,37 @@ class Device:
         self._lognormal: dict[float, Draws] = {}
         self._rng = rng
         self.stats = DeviceStats()
+        # Non-volatile write cache: per admitted write, the cumulative bytes admitted and the
+        # running maximum of destage ends; entries before _wc_head have left the cache.
+        self._wc_bytes = profile.write_cache_bytes
+        self._wc_cum: list[int] = []
+        self._wc_end: list[float] = []
+        self._wc_head = 0
+        self._wc_total = 0
+        self._wc_left = 0
+
+    def _cache_ack(self, now: float, nbytes: int, destage_done: float) -> float:
+        """When a write of nbytes destaged by destage_done is acknowledged to the host."""
+        if nbytes > self._wc_bytes:
+            return destage_done                          # larger than the cache: written through
+        cum, end = self._wc_cum, self._wc_end
+        head = self._wc_head
+        while head < len(end) and end[head] <= now:
+            self._wc_left = cum[head]
+            head += 1
+        if head > 65536:                                 # compact what has left the cache
+            del cum[:head], end[:head]
+            head = 0
+        self._wc_head = head
+        admit = now
+        need = self._wc_total + nbytes - self._wc_bytes  # bytes that must have left the cache first
+        if need > self._wc_left:
+            i = bisect.bisect_left(cum, need, head)
+            admit = max(now, end[i])
+        self._wc_total += nbytes
+        cum.append(self._wc_total)
+        end.append(destage_done if not end or end[-1] < destage_done else end[-1])
+        return admit + self.profile.write_cache_latency_s
 
     def _class(self, op: str, size: int) -> tuple[float, float, float, tuple]:
         key = (op, size)
@@ -337,6 +392,8 @@ class Device:
         units[u] = end
         done = end + pipeline
         heapq.heappush(self._inflight, done)
+        if op == WRITE and self._wc_bytes:
+            done = self._cache_ack(now, size, done)
         if op == WRITE and self.profile.gc_erases_per_write > 0.0:
             if self._unit.next() < self.profile.gc_erases_per_write:
                 # An erase seizes the unit that frees first, as a background GC would.
@@ -398,6 +455,8 @@ class Device:
             end = start + work + pipeline
             heapq.heappush(self._inflight, end)
             done = max(done, end)
+        if op == WRITE and self._wc_bytes:
+            done = self._cache_ack(now, n * size, done)
         st = self.stats
         st.ops[op] += n
         st.bytes[op] += n * size

@@ -57,7 +57,7 @@ PROFILE_NOTES = {
         "cpu_s (1.9 ms) and serial_s (0.15 ms) were chosen by hand from the seed's two published "
         "throughputs, 5500 commits/s on 12 cores and 6500 on 32 (shared/seeds/000, second post): a "
         "CPU-bound 12-core box (12 / 1.9 ms = 6300/s) and a latch-bound 32-core one (1 / 0.15 ms = "
-        "6700/s); before flushing starts they run at ~5700 and ~6400 commits/s. redo_bytes (4000) and the hot set (95% of modifications "
+        "6700/s). They were chosen while the simulated latch was still entered in CPU-start order, which held the two boxes at ~5700 and ~6400 commits/s before flushing starts; with the latch entered in arrival order they run at ~6300 and ~6600, and the constants were not re-fitted. redo_bytes (4000) and the hot set (95% of modifications "
         "on 5% of the pages) solve the flush rate a page population needs, sum over pages of "
         "1 / (W + 1/rate), for the seed's two figures: ~1500 pages/s with 3 GB of redo (modified age "
         "~2 GB assumed) and ~1000 pages/s with 8 GB (redo use under 4.5 GB, from the seed). They are "

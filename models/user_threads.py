@@ -3,7 +3,8 @@
 Each of `users` threads loops: log_free_check, then a transaction (buffer-pool accesses, reads of
 missing pages with buf_LRU_get_free_block when no frame is free, the transaction's mini-transactions
 advancing the LSN and dirtying pages, CPU on one of `cores`, a pass through a server-wide critical
-section), then commit per innodb_flush_log_at_trx_commit, then think time.
+section, entered in the order the threads finish their CPU work), then commit per
+innodb_flush_log_at_trx_commit, then think time.
 
 For speed the threads are not SimPy processes: their events (start, CPU start, commit request,
 commit, log flush start/end) sit in one heap that a SimPy process drains every `step_s` of
@@ -35,7 +36,7 @@ RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT = range(5)
 STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait")
 
 # Event kinds.
-_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE = range(7)
+_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH = range(8)
 _MAX_FREE_ROUNDS = 1000
 _INTERVAL_BUFFER = 1 << 18
 
@@ -221,6 +222,8 @@ class UserThreads:
                     self._account(arg, t, RUN)
                     self.resumed[arg] = True
                     self.pending.append((t, arg))
+                elif kind == _LATCH:
+                    self._latch(arg, t)
                 elif kind == _FLUSH_START:
                     self.writer.start(t)
                 else:
@@ -351,12 +354,16 @@ class UserThreads:
         begin = t if free < t else free
         end = begin + self.prof.cpu_s_per_txn * self._cpu.next()
         heapq.heappush(cores, end)
-        serial = self.prof.serial_s_per_txn
-        if serial > 0.0:
-            begin = end if self.latch_free_s < end else self.latch_free_s
-            end = begin + serial
-            self.latch_free_s = end
-        self.push(end, _COMMIT_REQ, th)
+        if self.prof.serial_s_per_txn > 0.0:
+            self.push(end, _LATCH, th)
+        else:
+            self.push(end, _COMMIT_REQ, th)
+
+    def _latch(self, th: int, t: float) -> None:
+        """The server-wide critical section, entered in the order the threads reach it."""
+        begin = t if self.latch_free_s < t else self.latch_free_s
+        self.latch_free_s = begin + self.prof.serial_s_per_txn
+        self.push(self.latch_free_s, _COMMIT_REQ, th)
 
     def _commit_req(self, th: int, t: float) -> None:
         mode = self.s.flush_log_at_trx_commit

@@ -226,3 +226,45 @@ def test_in_flight_bookkeeping_stays_bounded():
     for i in range(10_000):
         dev.schedule(i * 1e-3, WRITE, 4096)   # one at a time, each long finished before the next
     assert len(dev._inflight) <= 2
+
+
+def _cached(cache_pages, k=1, cap=1000, lat=1e-3):
+    return simple_profile(k=k, cap=cap, lat=lat, write_cache={"bytes": cache_pages * 4096, "latency_s": 1e-4})
+
+
+def test_write_cache_acknowledges_at_cache_latency_while_it_has_room():
+    dev = Device(simpy.Environment(), _cached(10), np.random.default_rng(1))
+    acks = [dev.schedule(0.0, WRITE, 4096) for _ in range(10)]
+    assert acks == pytest.approx([1e-4] * 10)                 # destage takes 1 ms each, 10 ms in all
+    # The 11th waits for the first write to leave the cache (destaged at 1 ms), the 12th for the second.
+    assert dev.schedule(0.0, WRITE, 4096) == pytest.approx(1e-3 + 1e-4)
+    assert dev.schedule(0.0, WRITE, 4096) == pytest.approx(2e-3 + 1e-4)
+    # Reads are not cached: they queue behind the destage backlog of 12 ms.
+    assert dev.schedule(0.0, READ, 4096) == pytest.approx(13e-3)
+
+
+def test_write_cache_drains_at_the_destage_rate():
+    dev = Device(simpy.Environment(), _cached(100), np.random.default_rng(1))
+    # 2000 writes/s offered to a 1000/s device: the cache fills in 0.1 s, then writers are held to 1000/s.
+    acks = [dev.schedule(i / 2000, WRITE, 4096) for i in range(2000)]
+    waits = np.array(acks) - np.arange(2000) / 2000
+    assert waits[:150].max() < 1e-3
+    assert waits[-1] > 0.5
+    assert 1 / np.diff(acks[-500:]).mean() == pytest.approx(1000, rel=0.01)
+
+
+def test_write_larger_than_the_cache_is_written_through():
+    dev = Device(simpy.Environment(), _cached(2), np.random.default_rng(1))
+    assert dev.schedule_sized(0.0, WRITE, 4 * 4096) == pytest.approx(4e-3)
+
+
+@pytest.mark.parametrize("wc,field", [
+    ({"bytes": 1 << 20}, "write_cache"),
+    ({"bytes": -1, "latency_s": 1e-4}, "write_cache.bytes"),
+    ({"bytes": 1.5, "latency_s": 1e-4}, "write_cache.bytes"),
+    ({"bytes": 1 << 20, "latency_s": "fast"}, "write_cache.latency_s"),
+])
+def test_write_cache_errors_name_the_field(wc, field):
+    with pytest.raises(InputError) as err:
+        simple_profile(write_cache=wc)
+    assert err.value.field == field

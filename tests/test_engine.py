@@ -206,3 +206,33 @@ def test_fsync_counters_follow_the_flush_method():
     res = Server(scenario_from_dict(small_doc(server__innodb_flush_method="O_DSYNC"), "t")).run()
     assert res.counters[-1][COUNTERS.index("Innodb_os_log_fsyncs")] == 0
     assert res.counters[-1][COUNTERS.index("Innodb_log_writes")] > 0
+
+
+def test_critical_section_is_entered_in_arrival_order():
+    """A thread that finishes its CPU first enters the server-wide latch first, whatever the order
+    in which the threads started their CPU work."""
+    import heapq
+    from types import SimpleNamespace
+
+    from models.user_threads import _COMMIT_REQ, _LATCH, UserThreads
+
+    u = UserThreads.__new__(UserThreads)
+    u.cores = [0.0, 0.0]
+    u.latch_free_s = 0.0
+    u.prof = SimpleNamespace(cpu_s_per_txn=1e-3, serial_s_per_txn=1e-4)
+    u.heap, u._seq = [], 0
+    cpu = iter([5.0, 1.0])                          # thread 0: 5 ms of CPU, thread 1: 1 ms
+    u._cpu = SimpleNamespace(next=lambda: next(cpu))
+    u._cpu_phase(0, 0.0)
+    u._cpu_phase(1, 0.0001)
+    entered, commit_req = [], {}
+    while u.heap:
+        t, _, kind, th = heapq.heappop(u.heap)
+        if kind == _LATCH:
+            entered.append(th)
+            u._latch(th, t)
+        elif kind == _COMMIT_REQ:
+            commit_req[th] = t
+    assert entered == [1, 0]
+    assert commit_req[1] == pytest.approx(0.0001 + 1e-3 + 1e-4)     # no wait behind thread 0
+    assert commit_req[0] == pytest.approx(5e-3 + 1e-4)
