@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +169,74 @@ def _run_oltp(scn, out_dir, args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    import tomllib
+
+    from sim.sweep import (Cache, SweepSpec, ci_table, default_cache_dir, display_frame, expand, parse_grid,
+                           parse_range, run_points, runs_table, write_tables)
+
+    src = args.scenario
+    path = Path(src)
+    if not path.is_file():
+        raise InputError(src, "", "no such scenario file", "a path to a .toml file")
+    try:
+        base = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise InputError(src, "", f"invalid TOML: {err}", "TOML 1.0") from None
+    grid = tuple(parse_grid(g) for g in args.grid or [])
+    ranges = tuple(parse_range(r, base, src) for r in args.range or [])
+    if ranges and not args.random:
+        raise InputError("--range", "", "ranges need --random N (how many points to draw)", "--random 8")
+    if args.random and not ranges:
+        raise InputError("--random", "", "random points need at least one --range key=lo:hi",
+                         "e.g. --range server.innodb_io_capacity=200:2000")
+    if args.random < 0:
+        raise InputError("--random", "", "must be 0 or more", ">= 0")
+    if args.replicates < 1:
+        raise InputError("--replicates", "", "must be 1 or more", ">= 1")
+    if args.workers < 0:
+        raise InputError("--workers", "", "must be 0 (all cores) or more", ">= 0")
+    keys = [k for k, _ in grid] + [k for k, *_ in ranges]
+    if len(set(keys)) != len(keys):
+        raise InputError("--grid/--range", "", "a key is swept twice", "each key once")
+    out = Path(args.output)
+    if out.suffix != ".parquet":
+        raise InputError(str(out), "-o", "the runs table is written as Parquet", "a path ending in .parquet")
+    if out.is_dir() or not out.parent.is_dir():
+        raise InputError(str(out), "-o", "is a directory" if out.is_dir() else "its directory does not exist",
+                         "a file path in an existing directory")
+    spec = SweepSpec(grid=grid, ranges=ranges, random_n=args.random, replicates=args.replicates)
+    points = expand(base, src, path.stem, spec, args.set or [])
+    cache = Cache(None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+    t0 = time.perf_counter()
+    rows = run_points(points, cache, workers=args.workers, dask_scheduler=args.dask_scheduler)
+    runs = runs_table(points, rows, keys, points[0].scenario)
+    ci = ci_table(runs, keys) if args.replicates > 1 else None
+    paths = write_tables(runs, ci, out)
+    if args.plot:
+        from sim.sweep_plots import write_sweep_figures
+
+        if len(keys) > 2:
+            print("innosim: note: figures are drawn for one or two swept parameters; "
+                  f"this sweep has {len(keys)}", file=sys.stderr)
+        else:
+            paths += write_sweep_figures(ci if ci is not None else ci_table(runs, keys), keys, out)
+    view = display_frame(ci if ci is not None else runs, keys)
+    cols = keys + (["runs", "tps_mean_mean", "tps_mean_ci95", "stalls_1s_s_mean", "latency_p99_ms_mean"]
+                   if ci is not None else ["seed", "tps_mean", "stalls_1s_s", "latency_p99_ms"])
+    with pd_display():
+        print(view[cols].to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
+    print(f"{len(points)} runs in {time.perf_counter() - t0:.1f} s; wrote " + ", ".join(str(p) for p in paths),
+          file=sys.stderr)
+    return 0
+
+
+def pd_display():
+    import pandas as pd
+
+    return pd.option_context("display.width", 200, "display.max_columns", 50)
+
+
 def _cmd_validate(args) -> int:
     if args.suite not in SUITES:
         raise InputError("innosim validate", "", f"{args.suite!r} is not a suite", ", ".join(SUITES))
@@ -273,6 +342,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
     run.add_argument("--json", action="store_true", help="print JSON instead of a table")
     run.set_defaults(func=_cmd_run)
+
+    sw = sub.add_parser("sweep", help="run an oltp scenario over a grid or random points of settings")
+    sw.add_argument("scenario", help="scenario TOML file (oltp)")
+    sw.add_argument("--grid", action="append", metavar="SECTION.KEY=V1,V2,...", help="values of one setting")
+    sw.add_argument("--random", type=int, default=0, metavar="N", help="N random points drawn in the --range boxes")
+    sw.add_argument("--range", action="append", metavar="SECTION.KEY=LO:HI", help="range of one setting")
+    sw.add_argument("--replicates", type=int, default=1, help="runs per point, seeds seed, seed+1, ...")
+    sw.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting for every run")
+    sw.add_argument("-o", "--output", default="sweep.parquet", help="runs table (Parquet; CSV beside it)")
+    sw.add_argument("--workers", type=int, default=0, help="local worker processes (default: all cores)")
+    sw.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT", help="run on a Dask distributed cluster")
+    sw.add_argument("--cache-dir", help="run cache (default: $INNOSIM_CACHE_DIR or ~/.cache/innosim/runs)")
+    sw.add_argument("--no-cache", action="store_true", help="neither read nor write the run cache")
+    sw.add_argument("--plot", action="store_true", help="draw the standard figures beside the output")
+    sw.set_defaults(func=_cmd_sweep)
 
     val = sub.add_parser("validate", help="compare the simulator with published figures")
     val.add_argument("suite", help="suite name: " + ", ".join(SUITES))

@@ -93,6 +93,18 @@ def settings_from(scn) -> tuple[ServerSettings, list[str]]:
     ), warnings
 
 
+def preflight(scn) -> list[str]:
+    """What Server(scn) refuses, checked without building the server: the device profile, the
+    filesystem, and the settings the 5.6 server refuses (log_calc_max_ages). Returns the warnings."""
+    settings, warnings = settings_from(scn)
+    hw = scn.hardware
+    load_profile(hw.device)
+    make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware")
+    log_calc_max_ages_56(settings.log_file_size_bytes, settings.log_files_in_group, settings.page_size_bytes,
+                         settings.thread_concurrency)
+    return warnings
+
+
 def txn_profile_from(scn) -> TxnProfile:
     w = scn.workload
     return TxnProfile(w.profile, w.pages_read_per_txn, w.pages_modified_per_txn, int(w.redo_bytes_per_txn),

@@ -1,0 +1,180 @@
+"""innosim sweep: expansion, caching and resumption, tables, figures, Dask identity, bad input."""
+
+import math
+
+import pandas as pd
+import pytest
+
+import sim.sweep as sweep
+from models.errors import InputError
+from sim.cli import main
+
+TINY = """
+[server]
+innodb_buffer_pool_size = "64M"
+innodb_log_file_size = "8M"
+[hardware]
+device = "seed-12core-disks-2012"
+filesystem = "xfs"
+cpu_cores = 4
+[workload]
+kind = "oltp"
+profile = "dbt2"
+warehouses = 1
+users = 8
+[run]
+duration = "3s"
+seed = 7
+"""
+
+BASE = {"server": {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "8M"},
+        "hardware": {"device": "seed-12core-disks-2012", "filesystem": "xfs", "cpu_cores": 4},
+        "workload": {"kind": "oltp", "profile": "dbt2", "warehouses": 1, "users": 8},
+        "run": {"duration": "3s", "seed": 7}}
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY)
+    return p
+
+
+def test_grid_and_replicates_expand_with_consecutive_seeds():
+    spec = sweep.SweepSpec(grid=(sweep.parse_grid("server.innodb_log_file_size=8M,16M"),
+                                 sweep.parse_grid("server.innodb_io_capacity=200,400")), replicates=3)
+    pts = sweep.expand(BASE, "b.toml", "b", spec, [])
+    assert len(pts) == 12
+    assert sorted({p.seed for p in pts}) == [7, 8, 9]
+    assert {p.overrides for p in pts} == {("server.innodb_log_file_size=8M", "server.innodb_io_capacity=200"),
+                                          ("server.innodb_log_file_size=8M", "server.innodb_io_capacity=400"),
+                                          ("server.innodb_log_file_size=16M", "server.innodb_io_capacity=200"),
+                                          ("server.innodb_log_file_size=16M", "server.innodb_io_capacity=400")}
+    assert all(p.scenario.run.seed == p.seed for p in pts)
+
+
+def test_random_points_are_reproducible_and_inside_the_range():
+    rng = sweep.parse_range("server.innodb_log_file_size=8M:64M", BASE, "b.toml")
+    assert rng == ("server.innodb_log_file_size", 8 << 20, 64 << 20, True)
+    spec = sweep.SweepSpec(ranges=(rng, sweep.parse_range("server.innodb_max_dirty_pages_pct=50:90", BASE, "b")),
+                           random_n=5)
+    a = sweep.expand(BASE, "b.toml", "b", spec, [])
+    b = sweep.expand(BASE, "b.toml", "b", spec, [])
+    assert [p.overrides for p in a] == [p.overrides for p in b]
+    assert len({p.overrides for p in a}) == 5
+    for p in a:
+        assert 8 << 20 <= p.scenario.server.innodb_log_file_size_bytes <= 64 << 20
+        assert 50 <= p.scenario.server.innodb_max_dirty_pages_pct <= 90
+
+
+@pytest.mark.parametrize("text,field", [
+    ("server.innodb_log_file_size", "server.innodb_log_file_size"),
+    ("server.nope=1,2", "server.nope"),
+    ("server.innodb_io_capacity=1,,2", "server.innodb_io_capacity"),
+    ("server.innodb_io_capacity=1,1", "server.innodb_io_capacity"),
+])
+def test_bad_grid_names_the_key(text, field):
+    with pytest.raises(InputError) as err:
+        sweep.parse_grid(text)
+    assert err.value.field == field
+
+
+def test_bad_range_and_refused_points_are_reported_before_any_run():
+    with pytest.raises(InputError, match="low end"):
+        sweep.parse_range("server.innodb_io_capacity=400:200", BASE, "b")
+    with pytest.raises(InputError, match="not a number"):
+        sweep.parse_range("server.innodb_flush_method=1:2", BASE, "b")
+    # A 1M log is refused by the server with 100 threads of concurrency: found while expanding.
+    spec = sweep.SweepSpec(grid=(sweep.parse_grid("server.innodb_log_file_size=8M,1M"),))
+    with pytest.raises(InputError, match="log_calc_max_ages"):
+        sweep.expand(BASE, "b", "b", spec, ["server.innodb_thread_concurrency=100"])
+
+
+def test_confidence_interval_is_students_t():
+    runs = pd.DataFrame({"k": [1, 1, 1, 2], **{m: [1.0, 2.0, 3.0, 5.0] for m in sweep.METRICS}})
+    ci = sweep.ci_table(runs, ["k"]).set_index("k")
+    assert ci.loc[1, "runs"] == 3
+    assert ci.loc[1, "tps_mean_mean"] == pytest.approx(2.0)
+    assert ci.loc[1, "tps_mean_ci95"] == pytest.approx(4.302653 / math.sqrt(3), rel=1e-5)
+    assert math.isnan(ci.loc[2, "tps_mean_ci95"])
+
+
+def test_sweep_writes_tables_and_figures_then_reuses_the_cache(tiny, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "s.parquet"
+    cache = tmp_path / "cache"
+    args = ["sweep", str(tiny), "--grid", "server.innodb_log_file_size=8M,16M", "--grid",
+            "server.innodb_buffer_pool_instances=1,2", "--replicates", "2", "-o", str(out),
+            "--cache-dir", str(cache), "--workers", "2"]
+    assert main(args + ["--plot"]) == 0
+    runs = pd.read_parquet(out)
+    ci = pd.read_parquet(tmp_path / "s.ci.parquet")
+    assert len(runs) == 8 and len(ci) == 4
+    assert set(sweep.METRICS) <= set(runs.columns)
+    assert {"server.innodb_log_file_size", "server.innodb_buffer_pool_instances", "seed", "replicate"} <= set(runs.columns)
+    assert (ci["runs"] == 2).all()
+    assert (runs["tps_mean"] > 0).all()
+    assert (tmp_path / "s.csv").exists() and (tmp_path / "s.ci.csv").exists()
+    assert (tmp_path / "s.tps_mean.png").stat().st_size > 1000
+    assert (tmp_path / "s.tps_mean.heatmap.png").stat().st_size > 1000
+    assert len(list(cache.glob("*.json"))) == 8
+    capsys.readouterr()
+
+    # Repeated: nothing is simulated, the rows are the same.
+    def boom(scn):
+        raise AssertionError("a cached run was simulated again")
+
+    monkeypatch.setattr(sweep, "simulate", boom)
+    assert main(args[:-2] + ["--workers", "1"]) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(out), runs)
+    assert "8/8 runs (8 cached)" in capsys.readouterr().err
+
+
+def test_an_interrupted_sweep_resumes_with_the_missing_runs_only(tiny, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    args = ["sweep", str(tiny), "--grid", "server.innodb_io_capacity=200,300,400", "-o", str(tmp_path / "a.parquet"),
+            "--cache-dir", str(cache), "--workers", "1"]
+    assert main(args) == 0
+    first = pd.read_parquet(tmp_path / "a.parquet")
+    victim = sorted(cache.glob("*.json"))[0]
+    victim.unlink()                                     # as if the sweep had stopped before this run
+    calls = []
+    real = sweep.simulate
+    monkeypatch.setattr(sweep, "simulate", lambda scn: calls.append(1) or real(scn))
+    assert main(args) == 0
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a.parquet"), first)
+
+
+def test_dask_cluster_gives_the_same_rows_as_local_workers(tiny, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    args = ["sweep", str(tiny), "--grid", "server.innodb_log_file_size=8M,16M", "--replicates", "2", "--no-cache"]
+    assert main(args + ["-o", str(tmp_path / "local.parquet"), "--workers", "2"]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        assert main(args + ["-o", str(tmp_path / "dask.parquet"), "--dask-scheduler", cluster.scheduler_address]) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "dask.parquet"),
+                                  pd.read_parquet(tmp_path / "local.parquet"))
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--grid", "server.innodb_log_file_size=8M,lots"], "server.innodb_log_file_size"),
+    (["--range", "server.innodb_io_capacity=200:400"], "--random"),
+    (["--random", "3"], "--range"),
+    (["--replicates", "0"], "--replicates"),
+    (["--grid", "server.innodb_io_capacity=200", "--grid", "server.innodb_io_capacity=300"], "twice"),
+    (["--grid", "server.innodb_io_capacity=200", "-o", "x.csv"], "Parquet"),
+    (["--grid", "server.innodb_io_capacity=100", "--set", "server.innodb_io_capacity_max=50"], "io_capacity"),
+])
+def test_bad_input_is_one_line_and_exit_2_and_keeps_the_old_output(tiny, tmp_path, capsys, extra, needle):
+    out = tmp_path / "keep.parquet"
+    out.write_bytes(b"previous results")
+    args = ["sweep", str(tiny), "--no-cache", "-o", str(out)] + extra
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and "Traceback" not in err[0]
+    assert out.read_bytes() == b"previous results"
+
+
+def test_an_iobench_scenario_is_refused(tmp_path):
+    with pytest.raises(InputError, match="cannot be swept"):
+        sweep.expand({"workload": {"kind": "iobench"}}, "i.toml", "i", sweep.SweepSpec(), [])
