@@ -300,6 +300,10 @@ def parse_override(text: str) -> tuple[str, str, Any]:
         value = tomllib.loads(f"v = {rhs}")["v"]
     except tomllib.TOMLDecodeError:
         value = rhs
+    spec = SCHEMA.get(section, {}).get(key)
+    if spec is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and (
+            spec.kind == "str" or spec.kind == "choice" and spec.choices and isinstance(spec.choices[0], str)):
+        value = rhs                      # a name that looks like a number: hardware.kernel=2012
     return section, key, value
 
 

@@ -102,6 +102,84 @@ def sync_waits_figure(df):
     return fig
 
 
+STALL_COLORS = {"sync flush": "tab:red", "free-page wait": "tab:orange", "log write wait": "tab:purple",
+                "file lock": "tab:brown", "none identified": "tab:gray"}
+
+
+def tps_figure(df, label: str, stalls_df=None, other=None, other_label: str = "B"):
+    """Commits/s at one resolution; stalls shaded in the colour of their cause. `other`: a second
+    run's frame at the same resolution, drawn on the same axes (compare)."""
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    ax.plot(df["time_s"], df["tps"], drawstyle="steps-pre", lw=1.2, label=f"commits/s, {label} intervals"
+            + ("" if other is None else " (A)"))
+    if other is not None:
+        ax.plot(other["time_s"], other["tps"], drawstyle="steps-pre", lw=1.2, label=f"{other_label}")
+    seen = set()
+    if stalls_df is not None:
+        for row in stalls_df.itertuples():
+            color = STALL_COLORS.get(row.cause, "tab:gray")
+            ax.axvspan(row.start_s, row.end_s, color=color, alpha=0.18, lw=0,
+                       label=None if row.cause in seen else f"stall: {row.cause}")
+            seen.add(row.cause)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("commits / s")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def latency_figure(df):
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    for q in ("p50", "p95", "p99"):
+        ax.plot(df["time_s"], df[f"latency_{q}_ms"], drawstyle="steps-pre", lw=1, label=q)
+    ax.set_yscale("log")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("transaction latency (ms)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def pages_figure(df):
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    ax.plot(df["time_s"], df["Innodb_buffer_pool_pages_dirty"], label="Innodb_buffer_pool_pages_dirty")
+    ax.plot(df["time_s"], df["Innodb_buffer_pool_pages_free"], label="Innodb_buffer_pool_pages_free")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("pages")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def io_figure(df):
+    """Filesystem lock wait (s per s of run) and device queue depth (mean outstanding I/Os)."""
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    dt = float(df["time_s"].iloc[1] - df["time_s"].iloc[0]) if len(df) > 1 else 1.0
+    ax.plot(df["time_s"], df["device_queue_depth"], color="tab:blue", label="device queue depth")
+    ax.set_ylabel("device queue depth")
+    ax2 = ax.twinx()
+    ax2.plot(df["time_s"], df["fs_lock_wait_s"] / dt, color="tab:brown", lw=0.9,
+             label="filesystem lock wait (s/s)")
+    ax2.set_ylabel("inode lock wait (s per s)")
+    ax.set_xlabel("time (s)")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes (closes it). Laid out once, not trimmed by a second draw (the
+    app draws seven of these per run)."""
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
+
+
 def write_plots(result, frames: dict, out_dir: Path) -> list[Path]:
     sec = frames.get("1s")
     if sec is None:

@@ -57,6 +57,10 @@ def test_overrides(tmp_path):
     assert s.run.seed == 7
     assert s.hardware.mount_options == "noatime,nobarrier"
     assert parse_override("run.duration=\"1s\"") == ("run", "duration", "1s")
+    # Names that look like numbers stay names.
+    assert parse_override("hardware.kernel=2012") == ("hardware", "kernel", "2012")
+    assert load_scenario(p, ["hardware.kernel=2012"]).hardware.kernel == ("2012",)
+    assert parse_override("server.innodb_io_capacity=400") == ("server", "innodb_io_capacity", 400)
 
 
 @pytest.mark.parametrize("text,overrides,source,field,match", [

@@ -145,13 +145,30 @@ def test_an_interrupted_sweep_resumes_with_the_missing_runs_only(tiny, tmp_path,
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a.parquet"), first)
 
 
+DASK_CHILD = r"""
+import sys
+from distributed import LocalCluster
+from sim.cli import main
+if __name__ == "__main__":
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        sys.exit(main(sys.argv[1:] + ["--dask-scheduler", cluster.scheduler_address]))
+"""
+
+
 def test_dask_cluster_gives_the_same_rows_as_local_workers(tiny, tmp_path):
-    distributed = pytest.importorskip("distributed")
+    """A LocalCluster of two worker processes, started in a fresh interpreter (its workers are
+    spawned, and other tests here replace __main__), against local workers."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("distributed")
     args = ["sweep", str(tiny), "--grid", "server.innodb_log_file_size=8M,16M", "--replicates", "2", "--no-cache"]
     assert main(args + ["-o", str(tmp_path / "local.parquet"), "--workers", "2"]) == 0
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        assert main(args + ["-o", str(tmp_path / "dask.parquet"), "--dask-scheduler", cluster.scheduler_address]) == 0
+    child = tmp_path / "dask_child.py"
+    child.write_text(DASK_CHILD)
+    done = subprocess.run([sys.executable, str(child)] + args + ["-o", str(tmp_path / "dask.parquet")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "dask.parquet"),
                                   pd.read_parquet(tmp_path / "local.parquet"))
 

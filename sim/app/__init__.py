@@ -1,0 +1,1 @@
+"""The Streamlit app's pages (app.py only wires them together)."""

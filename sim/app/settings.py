@@ -1,0 +1,100 @@
+"""Scenario <-> the app's settings form: every key of the schema as text, and the overrides the
+edited texts make. Plain functions, tested without Streamlit."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from models.errors import InputError
+from sim.config import IOBENCH_ONLY, OLTP_ONLY, SCHEMA, Scenario, load_scenario, scenario_from_dict
+from sim.units import format_size
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
+FORM_SECTIONS = ("server", "hardware", "workload", "run")
+
+
+def shipped_oltp_scenarios() -> dict[str, Path]:
+    """Shipped scenario files with an oltp workload, by stem; the default one first."""
+    out = {}
+    for p in sorted(SCENARIO_DIR.glob("*.toml"), key=lambda p: (p.stem != "default", p.stem)):
+        if 'kind = "oltp"' in p.read_text(encoding="utf-8"):
+            out[p.stem] = p
+    return out
+
+
+def load_shipped(stem: str) -> tuple[dict, Scenario]:
+    path = shipped_oltp_scenarios()[stem]
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    return doc, load_scenario(path)
+
+
+def parse_upload(data: bytes, filename: str) -> tuple[dict, Scenario]:
+    """An uploaded scenario: TOML text, validated, oltp only."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(filename, "", "not UTF-8 text", "a TOML scenario file") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(filename, "", f"invalid TOML: {err}", "TOML 1.0") from None
+    scn = scenario_from_dict(doc, filename, name=Path(filename).stem)
+    if scn.workload.kind != "oltp":
+        raise InputError(filename, "workload.kind", f"{scn.workload.kind!r} is not simulated on this page",
+                         "oltp (IObench scenarios: the IObench page or `innosim run`)")
+    return doc, scn
+
+
+def editable_keys(section: str, scn: Scenario) -> list[str]:
+    skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
+    keys = list(SCHEMA[section])
+    if section == "workload":
+        keys = [k for k in keys if k not in skip and k not in ("kind", "warehouses")]
+    return keys
+
+
+def setting_text(scn: Scenario, section: str, key: str) -> str:
+    """The value of one setting as the form shows it ("16G", "60s", "true", "xfs")."""
+    spec = SCHEMA[section][key]
+    v = getattr(getattr(scn, section), spec.attr)
+    if isinstance(v, tuple):
+        v = v[0] if len(v) == 1 else ",".join(map(str, v))
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if spec.kind == "size" and isinstance(v, int):
+        return format_size(v)
+    if spec.kind == "duration":
+        return f"{v:g}s"
+    return str(v)
+
+
+def form_texts(scn: Scenario) -> dict[str, str]:
+    """`section.key` -> text, for every setting the form shows."""
+    return {f"{s}.{k}": setting_text(scn, s, k) for s in FORM_SECTIONS for k in editable_keys(s, scn)}
+
+
+def overrides_from(initial: dict[str, str], edited: dict[str, str]) -> list[str]:
+    """`section.key=value` for every setting whose text was changed (and not emptied)."""
+    out = []
+    for k, text in edited.items():
+        text = text.strip()
+        if text and text != initial.get(k, "").strip():
+            out.append(f"{k}={text}")
+    return out
+
+
+def apply(doc: dict, source: str, name: str, overrides: list[str]) -> Scenario:
+    """The scenario the form describes; InputError names the setting and what is allowed."""
+    from sim.engine import preflight
+
+    if any(o.startswith("workload.data_size=") for o in overrides) and "warehouses" in doc.get("workload", {}):
+        # The form shows the data size the warehouses make; an edited size replaces them.
+        doc = {**doc, "workload": {k: v for k, v in doc["workload"].items() if k != "warehouses"}}
+    scn = scenario_from_dict(doc, source, name=name, overrides=overrides)
+    if scn.workload.kind != "oltp":
+        raise InputError(source, "workload.kind", "only oltp scenarios are simulated on this page", "oltp")
+    preflight(scn)
+    return scn

@@ -1,0 +1,145 @@
+"""What-if page: a shipped or uploaded scenario, any setting changed, one run, every figure."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from models.errors import InputError
+from sim.app.settings import (FORM_SECTIONS, apply, editable_keys, form_texts, load_shipped, overrides_from,
+                              parse_upload, shipped_oltp_scenarios)
+from sim.app.simulate import run_resolved
+from sim.metrics import stalls
+from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, png_bytes,
+                       sync_waits_figure, tps_figure)
+from sim.run_output import resolved_toml
+
+RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s", "60 s": "60s"}
+
+
+def figure_block(title: str, fig, data, key: str, caption: str = "") -> None:
+    """A figure with its PNG and CSV downloads."""
+    st.markdown(f"**{title}**")
+    png = png_bytes(fig)
+    st.image(png, width="stretch")
+    if caption:
+        st.caption(caption)
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("PNG", png, f"{key}.png", "image/png", key=f"png-{key}")
+    c2.download_button("CSV", data.to_csv(index=False), f"{key}.csv", "text/csv", key=f"csv-{key}")
+
+
+def choose_scenario():
+    """(doc, scenario, source) from the shipped list or an upload; None after showing an error."""
+    source = st.radio("scenario", ["shipped", "upload"], horizontal=True, key="wi-source")
+    if source == "shipped":
+        names = list(shipped_oltp_scenarios())
+        stem = st.selectbox("shipped scenario", names, key="wi-stem")
+        doc, scn = load_shipped(stem)
+        return doc, scn, f"scenarios/{stem}.toml"
+    up = st.file_uploader("scenario TOML", type=["toml"], key="wi-upload")
+    if up is None:
+        st.info("Upload a scenario file (TOML, [workload] kind = \"oltp\").")
+        return None
+    try:
+        doc, scn = parse_upload(up.getvalue(), up.name)
+    except InputError as err:
+        st.error(str(err))
+        return None
+    return doc, scn, up.name
+
+
+def settings_form(scn, key_prefix: str) -> dict[str, str]:
+    """Every setting as a text field, grouped by section; returns the edited texts."""
+    texts = form_texts(scn)
+    edited = {}
+    for section in FORM_SECTIONS:
+        with st.expander(f"[{section}] settings", expanded=False):
+            cols = st.columns(3)
+            for n, k in enumerate(editable_keys(section, scn)):
+                full = f"{section}.{k}"
+                edited[full] = cols[n % 3].text_input(k, texts[full], key=f"{key_prefix}-{scn.name}-{full}")
+    return edited
+
+
+def run_with_progress(scn) -> dict:
+    bar = st.progress(0.0, text=f"simulating {scn.name}")
+
+    def progress(f: float) -> None:
+        bar.progress(min(1.0, f), text=f"simulating {scn.name}: {100 * f:.0f}%")
+
+    out = run_resolved(resolved_toml(scn), scn.name, _progress=progress)
+    bar.empty()
+    return out
+
+
+def show_summary(s: dict) -> None:
+    c = st.columns(6)
+    c[0].metric("commits/s (mean)", f"{s['tps_mean']:,.0f}")
+    c[1].metric("p1 of per-second commits", f"{s['tps_p1_per_s']:,.0f}")
+    c[2].metric("latency p99 (ms)", f"{s['latency_ms']['p99']:,.1f}")
+    c[3].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
+    c[4].metric("time under sync flushing (s)", f"{s['time_under_sync_flush_s']:.1f}")
+    c[5].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")
+
+
+def show_run(out: dict, resolution: str, key: str) -> None:
+    frames, s = out["frames"], out["summary"]
+    for w in out["warnings"]:
+        st.warning(w)
+    show_summary(s)
+    label = RESOLUTIONS[resolution]
+    if label not in frames:
+        st.warning(f"the run is shorter than {resolution}: showing 1 s intervals")
+        label = "1s" if "1s" in frames else "100ms"
+    df = frames[label]
+    st_df = stalls(df, out["threshold_pct"])
+    figure_block(f"Throughput at {resolution} resolution, stalls shaded by cause", tps_figure(df, resolution, st_df),
+                 df[["time_s", "commits", "tps"]], f"{key}-throughput-{label}",
+                 caption="The seed's point: 10 s and 60 s averages hide the stalls that 1 s and 100 ms show.")
+    st.markdown(f"**Stalls at {resolution}** (below {out['threshold_pct']:g}% of the median)")
+    if len(st_df):
+        st.dataframe(st_df[["start_s", "length_s", "min_tps", "median_tps", "cause", "buffer_flush_sync_waits"]],
+                     hide_index=True)
+    else:
+        st.write("no stalls at this resolution")
+    sec = frames.get("1s", df)
+    figure_block("Latency percentiles", latency_figure(df), df[["time_s", "latency_p50_ms", "latency_p95_ms",
+                                                                "latency_p99_ms", "latency_max_ms"]],
+                 f"{key}-latency-{label}")
+    figure_block("Checkpoint age against the async / sync / max limits (1 s)", checkpoint_figure(sec),
+                 sec[["time_s", "checkpoint_age_pct", "modified_age_pct", "log_max_modified_age_async_pct",
+                      "log_max_modified_age_sync_pct", "log_max_checkpoint_age_async_pct",
+                      "log_max_checkpoint_age_pct"]], f"{key}-checkpoint-age")
+    figure_block("Dirty and free pages (1 s)", pages_figure(sec),
+                 sec[["time_s", "Innodb_buffer_pool_pages_dirty", "Innodb_buffer_pool_pages_free"]], f"{key}-pages")
+    figure_block("Pages flushed per second by kind (1 s)", flushing_figure(sec),
+                 sec[["time_s", "buffer_flush_adaptive_total_pages", "buffer_flush_background_total_pages",
+                      "buffer_flush_sync_total_pages", "buffer_LRU_batch_total_pages",
+                      "buffer_LRU_single_flush_pages"]], f"{key}-flushing")
+    figure_block("buffer_flush_sync_waits per second (1 s)", sync_waits_figure(sec),
+                 sec[["time_s", "buffer_flush_sync_waits"]], f"{key}-sync-waits")
+    figure_block(f"Filesystem lock wait and device queue depth ({resolution})", io_figure(df),
+                 df[["time_s", "fs_lock_wait_s", "device_queue_depth"]], f"{key}-io")
+
+
+def render() -> None:
+    st.title("What-if: one server, one change")
+    st.caption("Pick a scenario, change any setting (my.cnf names), run, and see where throughput "
+               "drops and why. MySQL 5.6 InnoDB engine; see the README for what is and is not modelled.")
+    chosen = choose_scenario()
+    if chosen is None:
+        return
+    doc, scn, source = chosen
+    initial = form_texts(scn)
+    edited = settings_form(scn, "wi")
+    resolution = st.select_slider("resolution", list(RESOLUTIONS), value="1 s", key="wi-res")
+    if st.button("Run", type="primary", key="wi-run"):
+        try:
+            run_scn = apply(doc, source, scn.name, overrides_from(initial, edited))
+        except InputError as err:
+            st.error(str(err))
+            return
+        st.session_state["wi-last"] = (resolved_toml(run_scn), run_scn.name)
+        st.session_state["wi-out"] = run_with_progress(run_scn)
+    if "wi-out" in st.session_state:
+        show_run(st.session_state["wi-out"], resolution, "whatif")

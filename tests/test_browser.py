@@ -1,0 +1,79 @@
+"""One real-browser run of the app: streamlit headless on 127.0.0.1, Chromium driven by Playwright,
+the default scenario run from the What-if page, a screenshot saved under artifacts/.
+
+Needs the playwright Python package (a dev dependency) and Debian's chromium at /usr/bin/chromium
+(`.ci/run` installs it when missing). Without them the test is skipped locally, and fails in CI
+(CI=true) so a missing browser cannot pass unnoticed."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+SHOT = ROOT / "artifacts" / "whatif-default.png"
+
+
+def _need(ok: bool, why: str) -> None:
+    if not ok:
+        if os.environ.get("CI"):
+            pytest.fail(f"{why} (CI must run the browser test)")
+        pytest.skip(why)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_browser_runs_the_default_scenario_and_saves_a_screenshot():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    _need(sync_playwright is not None, "the playwright package is not installed")
+    _need(Path(CHROMIUM).exists(), f"{CHROMIUM} is missing (apt-get install chromium)")
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(120):
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not answer on " + url)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM,
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = browser.new_page(viewport={"width": 1400, "height": 5600})
+            page.goto(url)
+            page.get_by_role("button", name="Run").click()
+            page.get_by_text("Stalls at 1 s", exact=True).wait_for(timeout=120_000)
+            page.locator("[data-testid='stImage'] img").nth(6).wait_for(timeout=60_000)
+            assert page.locator("[data-testid='stMetric']").count() == 6
+            assert page.locator("[data-testid='stException']").count() == 0
+            SHOT.parent.mkdir(exist_ok=True)
+            # The app scrolls inside its main block, so the viewport is made tall enough for every chart.
+            page.screenshot(path=str(SHOT), full_page=True)
+            browser.close()
+        assert SHOT.stat().st_size > 50_000
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
