@@ -28,6 +28,20 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def _interval_s(df) -> float:
+    return float(df["time_s"].iloc[1] - df["time_s"].iloc[0]) if len(df) > 1 else 1.0
+
+
+def _finish(fig, ax, ylabel: str, legend: str | None = "upper left"):
+    """Time axis, y label, legend and grid: the common end of every time-series figure."""
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(loc=legend, fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
 def throughput_figure(frames: dict, labels=("1s", "10s")):
     fig, ax = plt.subplots(figsize=(10, 3.6))
     for label in labels:
@@ -75,7 +89,7 @@ FLUSH_KINDS = (("buffer_flush_adaptive_total_pages", "adaptive"), ("buffer_LRU_b
 
 def flushing_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.6))
-    dt = float(df["time_s"].iloc[1] - df["time_s"].iloc[0]) if len(df) > 1 else 1.0
+    dt = _interval_s(df)
     bottom = None
     for col, label in FLUSH_KINDS:
         y = df[col] / dt
@@ -85,21 +99,14 @@ def flushing_figure(df):
         else:
             ax.fill_between(df["time_s"], bottom, bottom + y, step="pre", label=label, alpha=0.7)
             bottom = bottom + y
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("pages flushed / s")
-    ax.legend(loc="upper left", fontsize=8)
-    ax.grid(alpha=0.3)
-    return fig
+    return _finish(fig, ax, "pages flushed / s")
 
 
 def sync_waits_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.0))
-    dt = float(df["time_s"].iloc[1] - df["time_s"].iloc[0]) if len(df) > 1 else 1.0
+    dt = _interval_s(df)
     ax.plot(df["time_s"], df["buffer_flush_sync_waits"] / dt, color="tab:red")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("buffer_flush_sync_waits / s")
-    ax.grid(alpha=0.3)
-    return fig
+    return _finish(fig, ax, "buffer_flush_sync_waits / s", legend=None)
 
 
 STALL_COLORS = {"sync flush": "tab:red", "free-page wait": "tab:orange", "log write wait": "tab:purple",
@@ -121,12 +128,8 @@ def tps_figure(df, label: str, stalls_df=None, other=None, other_label: str = "B
             ax.axvspan(row.start_s, row.end_s, color=color, alpha=0.18, lw=0,
                        label=None if row.cause in seen else f"stall: {row.cause}")
             seen.add(row.cause)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("commits / s")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(alpha=0.3)
-    return fig
+    return _finish(fig, ax, "commits / s", legend="lower right")
 
 
 def latency_figure(df):
@@ -134,28 +137,20 @@ def latency_figure(df):
     for q in ("p50", "p95", "p99"):
         ax.plot(df["time_s"], df[f"latency_{q}_ms"], drawstyle="steps-pre", lw=1, label=q)
     ax.set_yscale("log")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("transaction latency (ms)")
-    ax.legend(loc="upper left", fontsize=8)
-    ax.grid(alpha=0.3, which="both")
-    return fig
+    return _finish(fig, ax, "transaction latency (ms)")
 
 
 def pages_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.2))
     ax.plot(df["time_s"], df["Innodb_buffer_pool_pages_dirty"], label="Innodb_buffer_pool_pages_dirty")
     ax.plot(df["time_s"], df["Innodb_buffer_pool_pages_free"], label="Innodb_buffer_pool_pages_free")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("pages")
-    ax.legend(loc="upper left", fontsize=8)
-    ax.grid(alpha=0.3)
-    return fig
+    return _finish(fig, ax, "pages")
 
 
 def io_figure(df):
     """Filesystem lock wait (s per s of run) and device queue depth (mean outstanding I/Os)."""
     fig, ax = plt.subplots(figsize=(10, 3.2))
-    dt = float(df["time_s"].iloc[1] - df["time_s"].iloc[0]) if len(df) > 1 else 1.0
+    dt = _interval_s(df)
     ax.plot(df["time_s"], df["device_queue_depth"], color="tab:blue", label="device queue depth")
     ax.set_ylabel("device queue depth")
     ax2 = ax.twinx()
