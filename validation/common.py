@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 
 def fmt_value(v) -> str:
@@ -16,3 +17,68 @@ def fmt_value(v) -> str:
     if abs(v) >= 1000:
         return f"{v:,.0f}"
     return f"{v:.3g}"
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One reference row checked: `row` is the suite's own row type (id, where, metric, b, check,
+    tolerance, reason)."""
+
+    row: object
+    published: float | str | None
+    simulated: float | None
+    rel_error: float | None
+    ok: bool | None          # None: not modelled
+
+    def to_json(self, case_label: str) -> dict:
+        r = self.row
+        return {
+            "id": r.id,
+            "case": case_label,
+            "metric": r.metric if r.b is None else f"{r.metric} ratio",
+            "check": r.check,
+            "published": self.published,
+            "simulated": self.simulated,
+            "rel_error": self.rel_error,
+            "tolerance": r.tolerance,
+            "ok": self.ok,
+            "where": r.where,
+            **({"reason": r.reason} if r.reason else {}),
+        }
+
+
+def check_figure(row, sim: float) -> RowResult:
+    """The checks both suites share, on a simulated value (a ratio a/b for `greater`):
+    greater (> 1 + tolerance), figure (|error| <= tolerance), at_least, at_most."""
+    tol = row.tolerance
+    if row.check == "greater":
+        return RowResult(row, f"> {1 + tol:.2f} (ratio a/b)", sim, None, sim > 1.0 + tol)
+    pub = float(row.published)
+    rel = (sim - pub) / pub if pub else None
+    if row.check == "figure":
+        ok = rel is not None and abs(rel) <= tol
+    elif row.check == "at_least":
+        ok = sim >= pub * (1.0 - tol)
+    else:  # at_most (with a published 0: at most 0)
+        ok = sim <= pub * (1.0 + tol)
+    return RowResult(row, pub, sim, rel, ok)
+
+
+def format_rows(results: list[RowResult], cases: list[str], metrics: list[str], case_header: str) -> list[str]:
+    """The table of a suite: id | case | metric | published | simulated | error | tol | ok."""
+    header = ("id", case_header, "metric", "published", "simulated", "error", "tol", "ok")
+    lines = []
+    for r, case, metric in zip(results, cases, metrics):
+        ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
+        err = "-" if r.rel_error is None else f"{r.rel_error:+.1%}"
+        lines.append((r.row.id, case, metric, fmt_value(r.published), fmt_value(r.simulated), err,
+                      f"{r.row.tolerance:.0%}", ok))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [fmt.format(*line) for line in lines]
+
+
+def counts(results: list[RowResult]) -> tuple[int, int, int]:
+    """(passed, failed, not modelled)."""
+    return (sum(r.ok is True for r in results), sum(r.ok is False for r in results),
+            sum(r.ok is None for r in results))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from validation.common import RowResult, check_figure, counts, format_rows
 from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
@@ -39,21 +40,8 @@ class Row:
     reason: str
 
 
-@dataclass(frozen=True)
-class RowResult:
-    row: Row
-    published: float | str | None
-    simulated: float | None
-    rel_error: float | None
-    ok: bool | None
-
-    def to_json(self) -> dict:
-        r = self.row
-        return {"id": r.id, "case": r.scenario + (f" vs {r.b}" if r.b else ""),
-                "metric": r.metric if r.b is None else f"{r.metric} ratio", "check": r.check,
-                "published": self.published, "simulated": self.simulated, "rel_error": self.rel_error,
-                "tolerance": r.tolerance, "ok": self.ok, "where": r.where,
-                **({"reason": r.reason} if r.reason else {})}
+def case_label(row: Row) -> str:
+    return row.scenario + (f" vs {row.b}" if row.b else "")
 
 
 def load_reference(text: str | None = None) -> list[Row]:
@@ -127,20 +115,9 @@ def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
     if row.b is not None:
         other = metric_value(row.metric, runs[row.b], row.measure_from_s)
         sim = sim / other if other else float("inf")
-    tol = row.tolerance
     if row.check == "not_modelled":
         return RowResult(row, row.published if row.published is not None else "-", sim, None, None)
-    if row.check == "greater":
-        return RowResult(row, f"> {1 + tol:.2f} (ratio a/b)", sim, None, sim > 1.0 + tol)
-    pub = float(row.published)
-    rel = (sim - pub) / pub if pub else None
-    if row.check == "figure":
-        ok = rel is not None and abs(rel) <= tol
-    elif row.check == "at_least":
-        ok = sim >= pub * (1.0 - tol)
-    else:
-        ok = sim <= pub * (1.0 + tol) if pub else sim <= pub
-    return RowResult(row, pub, sim, rel, ok)
+    return check_figure(row, sim)
 
 
 @dataclass(frozen=True)
@@ -153,7 +130,7 @@ class SuiteResult:
         return all(r.ok is not False for r in self.rows)
 
     def to_json(self) -> dict:
-        return {"suite": SUITE, "rows": [r.to_json() for r in self.rows], "ok": self.ok,
+        return {"suite": SUITE, "rows": [r.to_json(case_label(r.row)) for r in self.rows], "ok": self.ok,
                 "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"]} for k, v in self.runs.items()}}
 
 
@@ -176,18 +153,8 @@ def run_suite(jobs: int = 1) -> SuiteResult:
 
 
 def format_table(res: SuiteResult) -> str:
-    header = ("id", "scenario", "metric", "published", "simulated", "error", "tol", "ok")
-    lines = []
-    for r in res.rows:
-        ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
-        err = "-" if r.rel_error is None else f"{r.rel_error:+.1%}"
-        case = r.row.scenario + (f" / {r.row.b}" if r.row.b else "")
-        lines.append((r.row.id, case, r.row.metric, _fmt(r.published), _fmt(r.simulated), err,
-                      f"{r.row.tolerance:.0%}", ok))
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    text = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
-    text += [fmt.format(*line) for line in lines]
+    text = format_rows(res.rows, [r.row.scenario + (f" / {r.row.b}" if r.row.b else "") for r in res.rows],
+                       [r.row.metric for r in res.rows], "scenario")
     text.append("")
     for r in res.rows:
         if r.ok is None:
@@ -195,9 +162,7 @@ def format_table(res: SuiteResult) -> str:
         elif r.ok is False:
             text.append(f"DISAGREES with the article: {r.row.id}: published {_fmt(r.published)}, "
                         f"simulated {_fmt(r.simulated)} ({r.row.where})")
-    n_ok = sum(r.ok is True for r in res.rows)
-    n_fail = sum(r.ok is False for r in res.rows)
-    n_nm = sum(r.ok is None for r in res.rows)
+    n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())
     wall = sum(v["wall_s"] for v in res.runs.values())
     text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} not modelled "

@@ -14,7 +14,7 @@ from importlib import resources
 
 from sim.iobench import IobenchCase, IobenchResult, run_cases
 from sim.units import format_size, parse_size_bytes
-from validation.common import fmt_value as _fmt
+from validation.common import RowResult, check_figure, counts, format_rows
 
 SUITE = "iobench"
 CHECKS = ("figure", "at_least", "at_most", "greater", "flat", "nondecreasing", "not_modelled")
@@ -34,30 +34,6 @@ class Row:
     tolerance: float
     from_procs: int
     reason: str
-
-
-@dataclass(frozen=True)
-class RowResult:
-    row: Row
-    published: float | str | None
-    simulated: float | None
-    rel_error: float | None
-    ok: bool | None          # None: not modelled
-
-    def to_json(self, case_label: str) -> dict:
-        return {
-            "id": self.row.id,
-            "case": case_label,
-            "metric": self.row.metric if self.row.b is None else f"{self.row.metric} ratio",
-            "check": self.row.check,
-            "published": self.published,
-            "simulated": self.simulated,
-            "rel_error": self.rel_error,
-            "tolerance": self.row.tolerance,
-            "ok": self.ok,
-            "where": self.row.where,
-            **({"reason": self.row.reason} if self.row.reason else {}),
-        }
 
 
 def load_reference(text: str | None = None) -> tuple[dict, list[Row]]:
@@ -130,17 +106,7 @@ def evaluate(row: Row, curve_a: dict[int, IobenchResult],
     sim = metric_value(row.metric, curve_a)
     if curve_b is not None:
         sim = sim / metric_value(row.b_metric, curve_b)
-    if row.check == "greater":
-        return RowResult(row, f"> {1 + tol:.2f} (ratio a/b)", sim, None, sim > 1.0 + tol)
-    pub = float(row.published)
-    rel = (sim - pub) / pub if pub else None
-    if row.check == "figure":
-        ok = rel is not None and abs(rel) <= tol
-    elif row.check == "at_least":
-        ok = sim >= pub * (1.0 - tol)
-    else:  # at_most
-        ok = sim <= pub * (1.0 + tol)
-    return RowResult(row, pub, sim, rel, ok)
+    return check_figure(row, sim)
 
 
 @dataclass(frozen=True)
@@ -192,21 +158,9 @@ def run_suite(jobs: int = 1, duration_s: float = 0.2, warmup_s: float = 0.05, se
 
 def format_table(res: SuiteResult) -> str:
     """published | simulated | error | tolerance | ok per row, then a closing count."""
-    header = ("id", "case", "metric", "published", "simulated", "error", "tol", "ok")
-    lines = []
-    for r, label in zip(res.rows, res.labels):
-        metric = r.row.metric if r.row.b is None else f"{r.row.metric}/{r.row.b_metric}"
-        ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
-        err = "-" if r.rel_error is None else f"{r.rel_error:+.1%}"
-        lines.append((r.row.id, label, metric, _fmt(r.published), _fmt(r.simulated), err,
-                      f"{r.row.tolerance:.0%}", ok))
-    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    text = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
-    text += [fmt.format(*l) for l in lines]
-    n_ok = sum(r.ok is True for r in res.rows)
-    n_fail = sum(r.ok is False for r in res.rows)
-    n_nm = sum(r.ok is None for r in res.rows)
+    metrics = [r.row.metric if r.row.b is None else f"{r.row.metric}/{r.row.b_metric}" for r in res.rows]
+    text = format_rows(res.rows, res.labels, metrics, "case")
+    n_ok, n_fail, n_nm = counts(res.rows)
     text.append("")
     for r in res.rows:
         if r.ok is None:
