@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from models.server import ServerSettings
+
 
 def pct_io(io_capacity: int, pct: int) -> int:
     """PCT_IO(p) = innodb_io_capacity x p / 100 (srv0srv.h)."""
@@ -70,17 +72,6 @@ class AdaptiveState56:
 
 
 @dataclass(frozen=True)
-class FlushSettings56:
-    io_capacity: int = 200
-    io_capacity_max: int = 2000
-    flushing_avg_loops: int = 30
-    adaptive_flushing: bool = True
-    adaptive_flushing_lwm_pct: int = 10
-    max_dirty_pages_pct: int = 75
-    max_dirty_pages_pct_lwm: int = 0
-
-
-@dataclass(frozen=True)
 class FlushRequest:
     """One page-cleaner request: flush up to n_pages (spread over instances) below lsn_limit."""
 
@@ -93,7 +84,7 @@ class FlushRequest:
 
 def adaptive_request_56(state: AdaptiveState56, cur_lsn: int, oldest_lsn: int, dirty_pct: int,
                         log_capacity: int, max_modified_age_async: int,
-                        s: FlushSettings56) -> tuple[AdaptiveState56, FlushRequest | None]:
+                        s: ServerSettings) -> tuple[AdaptiveState56, FlushRequest | None]:
     """The request half of page_cleaner_flush_pages_if_needed (5.6), one call per cleaner loop.
 
     `oldest_lsn` is buf_pool_get_oldest_modification: 0 when no page is dirty (the server then

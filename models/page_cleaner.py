@@ -10,7 +10,7 @@ The adaptive arithmetic is models.adaptive_flushing; this module only schedules.
 
 from __future__ import annotations
 
-from models.adaptive_flushing import AdaptiveState56, FlushSettings56, adaptive_request_56, after_batch_56, pct_io
+from models.adaptive_flushing import AdaptiveState56, adaptive_request_56, after_batch_56, pct_io
 
 LSN_MAX = 1 << 62
 
@@ -23,12 +23,7 @@ class PageCleaner56:
         self.log = log
         self.counters = counters
         self.limits = limits
-        s = settings
-        self.fs = FlushSettings56(io_capacity=s.io_capacity, io_capacity_max=s.io_capacity_max,
-                                  flushing_avg_loops=s.flushing_avg_loops, adaptive_flushing=s.adaptive_flushing,
-                                  adaptive_flushing_lwm_pct=s.adaptive_flushing_lwm_pct,
-                                  max_dirty_pages_pct=s.max_dirty_pages_pct,
-                                  max_dirty_pages_pct_lwm=s.max_dirty_pages_pct_lwm)
+        self.s = settings
         self.state = AdaptiveState56()
         # Gauges (INNODB_METRICS names), last values.
         self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
@@ -52,7 +47,7 @@ class PageCleaner56:
                 n_flushed = yield from self.flusher.buf_flush_LRU_tail()
                 n_flushed += yield from self.flush_pages_if_needed()
             else:
-                _, n_flushed = yield from self.flusher.buf_flush_list(pct_io(self.fs.io_capacity, 100), LSN_MAX,
+                _, n_flushed = yield from self.flusher.buf_flush_list(pct_io(self.s.io_capacity, 100), LSN_MAX,
                                                                       "background")
 
     def flush_pages_if_needed(self):
@@ -62,7 +57,7 @@ class PageCleaner56:
         dirty_pct = self.pool.modified_ratio_pct()
         self.state, req = adaptive_request_56(self.state, lsn, oldest if oldest else lsn, dirty_pct,
                                               self.limits.log_group_capacity,
-                                              self.limits.max_modified_age_async, self.fs)
+                                              self.limits.max_modified_age_async, self.s)
         if req is None:
             return 0
         g = self.gauges

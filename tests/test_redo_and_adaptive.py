@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from models import adaptive_flushing as af
 from models.errors import InputError
+from models.server import ServerSettings
 from models.redo import (log_calc_max_ages_56, log_checkpoint_margin_56, log_close_needs_check_56,
                          oldest_or_lsn)
 
@@ -131,7 +132,7 @@ def test_pct_for_dirty_56():
 def test_request_example_10bis():
     """io_capacity 200, max 1000 (ratio 5), age at the async reference, avg_page_rate 600:
     PCT_IO(666) = 1332 -> n = (1332 + 600) / 2 = 966 (spec rounds PCT_IO to 1333), 121 per instance of 8."""
-    s = af.FlushSettings56(io_capacity=200, io_capacity_max=1000)
+    s = ServerSettings(io_capacity=200, io_capacity_max=1000)
     ref, cap = 70_000_000, 90_000_000
     state = af.AdaptiveState56(prev_lsn=1, avg_page_rate=600, lsn_avg_rate=1_000_000)
     cur = 500_000_000
@@ -148,7 +149,7 @@ def test_request_example_10bis():
 
 
 def test_request_first_call_and_idle_and_cap():
-    s = af.FlushSettings56(io_capacity=200, io_capacity_max=2000)
+    s = ServerSettings(io_capacity=200, io_capacity_max=2000)
     st0 = af.AdaptiveState56()
     st1, req = af.adaptive_request_56(st0, 1000, 0, 0, 10_000, 7_000, s)
     assert req is None and st1.prev_lsn == 1000
@@ -159,7 +160,7 @@ def test_request_first_call_and_idle_and_cap():
 
 
 def test_averages_update_every_avg_loops():
-    s = af.FlushSettings56(flushing_avg_loops=3)
+    s = ServerSettings(flushing_avg_loops=3)
     st = af.AdaptiveState56(prev_lsn=1000)
     lsn = 1000
     for i in range(3):
