@@ -14,10 +14,10 @@ import simpy
 
 from models.buf_flush import FlushBatches, Flusher
 from models.buffer_pool import BufferPool
-from models.device import Device, load_profile
+from models.device import Device, DeviceProfile, load_profile
 from models.doublewrite import Doublewrite56
 from models.fil import FilIO
-from models.filesystem import Filesystem, make_spec
+from models.filesystem import Filesystem, FsSpec, make_spec
 from models.log_sys import LogState, LogSys56
 from models.oltp import PageSampler, TxnProfile
 from models.page_cleaner import PageCleaner56
@@ -93,16 +93,28 @@ def settings_from(scn) -> tuple[ServerSettings, list[str]]:
     ), warnings
 
 
-def preflight(scn) -> list[str]:
-    """What Server(scn) refuses, checked without building the server: the device profile, the
-    filesystem, and the settings the 5.6 server refuses (log_calc_max_ages). Returns the warnings."""
+@dataclass(frozen=True)
+class Checked:
+    """A scenario's parts that can be refused, built and checked (see preflight)."""
+
+    settings: ServerSettings
+    warnings: list[str]
+    device_profile: DeviceProfile
+    fs_spec: FsSpec
+    limits: RedoLimits
+
+
+def preflight(scn) -> Checked:
+    """Everything Server(scn) may refuse, without building the server: the settings (with the
+    server's startup adjustments and their warnings), the device profile, the filesystem, and the
+    redo limits (log_calc_max_ages refuses a log too small). Server(scn) starts from this."""
     settings, warnings = settings_from(scn)
     hw = scn.hardware
-    load_profile(hw.device)
-    make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware")
-    log_calc_max_ages_56(settings.log_file_size_bytes, settings.log_files_in_group, settings.page_size_bytes,
-                         settings.thread_concurrency)
-    return warnings
+    return Checked(
+        settings=settings, warnings=warnings, device_profile=load_profile(hw.device),
+        fs_spec=make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware"),
+        limits=log_calc_max_ages_56(settings.log_file_size_bytes, settings.log_files_in_group,
+                                    settings.page_size_bytes, settings.thread_concurrency))
 
 
 def txn_profile_from(scn) -> TxnProfile:
@@ -116,16 +128,16 @@ class Server:
 
     def __init__(self, scn, check_every_s: float = 0.0) -> None:
         self.scn = scn
-        self.settings, self.warnings = settings_from(scn)
+        checked = preflight(scn)
+        self.settings, self.warnings, self.limits = checked.settings, checked.warnings, checked.limits
         st = self.settings
         hw, wl, run = scn.hardware, scn.workload, scn.run
         root = np.random.SeedSequence(run.seed)
         rng_dev, rng_pages, rng_users = (np.random.default_rng(s) for s in root.spawn(3))
         self.env = env = simpy.Environment()
-        self.device = Device(env, load_profile(hw.device), rng_dev)
-        fs_kind, kernel, n_files = hw.filesystem[0], hw.kernel[0], hw.data_files[0]
-        spec = make_spec(fs_kind, kernel, hw.mount_options, source="hardware")
-        self.fs = Filesystem(env, self.device, spec, n_files + 2)
+        self.device = Device(env, checked.device_profile, rng_dev)
+        n_files = hw.data_files[0]
+        self.fs = Filesystem(env, self.device, checked.fs_spec, n_files + 2)
         self.counters = Counters()
         self.fil = FilIO(env, self.fs, n_files, st.page_size_bytes, st.flush_method, self.counters)
         ps = st.page_size_bytes
@@ -139,7 +151,6 @@ class Server:
         self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct, rng_pages)
         if wl.warm_start:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
-        self.limits = log_calc_max_ages_56(st.log_file_size_bytes, st.log_files_in_group, ps, st.thread_concurrency)
         self.log = LogState()
         self.batches = FlushBatches(env, n_inst)
         self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
