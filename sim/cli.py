@@ -170,19 +170,13 @@ def _run_oltp(scn, out_dir, args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    import tomllib
-
+    from sim.config import read_scenario_doc
     from sim.sweep import (Cache, SweepSpec, ci_table, default_cache_dir, display_frame, expand, parse_grid,
                            parse_range, run_points, runs_table, write_tables)
 
     src = args.scenario
     path = Path(src)
-    if not path.is_file():
-        raise InputError(src, "", "no such scenario file", "a path to a .toml file")
-    try:
-        base = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise InputError(src, "", f"invalid TOML: {err}", "TOML 1.0") from None
+    base = read_scenario_doc(path)
     grid = tuple(parse_grid(g) for g in args.grid or [])
     ranges = tuple(parse_range(r, base, src) for r in args.range or [])
     if ranges and not args.random:

@@ -464,19 +464,46 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
                          "<= run.duration")
 
 
-def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Read and validate a scenario file."""
+def scenario_doc_from_text(text: str, src: str) -> dict:
+    """A scenario document from TOML text (not yet validated)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(src, "", f"invalid TOML: {err}", "TOML 1.0") from None
+
+
+def read_scenario_doc(path: str | Path) -> dict:
+    """A scenario file's document (not yet validated)."""
     p = Path(path)
     src = str(path)
     if not p.is_file():
         raise InputError(src, "", "no such scenario file", "a path to a .toml file")
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError(src, "", "not UTF-8 text", "a TOML file") from None
-    except tomllib.TOMLDecodeError as err:
-        raise InputError(src, "", f"invalid TOML: {err}", "TOML 1.0") from None
-    return scenario_from_dict(doc, src, name=p.stem, overrides=overrides)
+    return scenario_doc_from_text(text, src)
+
+
+def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Read and validate a scenario file."""
+    return scenario_from_dict(read_scenario_doc(path), str(path), name=Path(path).stem, overrides=overrides)
+
+
+def applicable_keys(scn: Scenario, section: str) -> list[str]:
+    """The section's keys that apply to this scenario: not the other workload kind's, and not
+    `warehouses` (it resolves into `data_size`)."""
+    skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
+    keys = list(SCHEMA[section])
+    if section == "workload":
+        keys = [k for k in keys if k not in skip and k != "warehouses"]
+    return keys
+
+
+def setting_value(scn: Scenario, section: str, key: str) -> Any:
+    """A setting as the scenario holds it (bytes, seconds, ...); a one-value list as its value."""
+    v = getattr(getattr(scn, section), SCHEMA[section][key].attr)
+    return v[0] if isinstance(v, tuple) and len(v) == 1 else v
 
 
 def scenario_fields(section: str) -> list[str]:

@@ -54,17 +54,14 @@ def stall_table(st, limit: int = 40) -> str:
 def resolved_toml(scn) -> str:
     """The scenario with every default filled in, as TOML."""
     out = [f"# {scn.name}: resolved from {scn.source}"]
-    from sim.config import IOBENCH_ONLY, OLTP_ONLY, SCHEMA
-    skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
-    for section, keys in SCHEMA.items():
-        obj = getattr(scn, section)
+    from sim.config import SCHEMA, applicable_keys, setting_value
+    for section in SCHEMA:
         out.append(f"\n[{section}]")
-        for key, spec in keys.items():
-            if section == "workload" and key in skip or (section, key) == ("workload", "warehouses"):
-                continue
-            v = getattr(obj, spec.attr)
+        for key in applicable_keys(scn, section):
+            spec = SCHEMA[section][key]
+            v = setting_value(scn, section, key)
             if isinstance(v, tuple):
-                v = v[0] if len(v) == 1 else list(v)
+                v = list(v)
             if v is None:
                 continue
             if isinstance(v, bool):

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import SCHEMA, Scenario, scenario_from_dict
+from sim.config import SCHEMA, Scenario, scenario_from_dict, setting_value
 
 RANGE_KINDS = ("size", "duration", "int", "float")
 
@@ -113,10 +113,8 @@ def _typed(base: dict, src: str, override: str, section: str, name: str):
 
 
 def _value_of(scn: Scenario, section: str, name: str):
-    v = getattr(getattr(scn, section), SCHEMA[section][name].attr)
-    if isinstance(v, tuple):
-        v = v[0] if len(v) == 1 else ",".join(map(str, v))
-    return v
+    v = setting_value(scn, section, name)
+    return ",".join(map(str, v)) if isinstance(v, tuple) else v
 
 
 def _literal(v) -> str:

@@ -3,11 +3,11 @@ edited texts make. Plain functions, tested without Streamlit."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from models.errors import InputError
-from sim.config import IOBENCH_ONLY, OLTP_ONLY, SCHEMA, Scenario, load_scenario, scenario_from_dict
+from sim.config import (SCHEMA, Scenario, applicable_keys, read_scenario_doc, scenario_doc_from_text,
+                        scenario_from_dict, setting_value)
 from sim.units import format_size
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
@@ -25,8 +25,8 @@ def shipped_oltp_scenarios() -> dict[str, Path]:
 
 def load_shipped(stem: str) -> tuple[dict, Scenario]:
     path = shipped_oltp_scenarios()[stem]
-    doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    return doc, load_scenario(path)
+    doc = read_scenario_doc(path)
+    return doc, scenario_from_dict(doc, str(path), name=stem)
 
 
 def parse_upload(data: bytes, filename: str) -> tuple[dict, Scenario]:
@@ -34,11 +34,8 @@ def parse_upload(data: bytes, filename: str) -> tuple[dict, Scenario]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(filename, "", "not UTF-8 text", "a TOML scenario file") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise InputError(filename, "", f"invalid TOML: {err}", "TOML 1.0") from None
+        raise InputError(filename, "", "not UTF-8 text", "a TOML file") from None
+    doc = scenario_doc_from_text(text, filename)
     scn = scenario_from_dict(doc, filename, name=Path(filename).stem)
     if scn.workload.kind != "oltp":
         raise InputError(filename, "workload.kind", f"{scn.workload.kind!r} is not simulated on this page",
@@ -47,19 +44,16 @@ def parse_upload(data: bytes, filename: str) -> tuple[dict, Scenario]:
 
 
 def editable_keys(section: str, scn: Scenario) -> list[str]:
-    skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
-    keys = list(SCHEMA[section])
-    if section == "workload":
-        keys = [k for k in keys if k not in skip and k not in ("kind", "warehouses")]
-    return keys
+    """The form's keys: those that apply to the scenario, less the workload kind (this page is oltp)."""
+    return [k for k in applicable_keys(scn, section) if (section, k) != ("workload", "kind")]
 
 
 def setting_text(scn: Scenario, section: str, key: str) -> str:
     """The value of one setting as the form shows it ("16G", "60s", "true", "xfs")."""
     spec = SCHEMA[section][key]
-    v = getattr(getattr(scn, section), spec.attr)
+    v = setting_value(scn, section, key)
     if isinstance(v, tuple):
-        v = v[0] if len(v) == 1 else ",".join(map(str, v))
+        v = ",".join(map(str, v))
     if v is None:
         return ""
     if isinstance(v, bool):
