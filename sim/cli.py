@@ -204,7 +204,7 @@ def _cmd_sweep(args) -> int:
     cache = Cache(None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir())
     t0 = time.perf_counter()
     rows = run_points(points, cache, workers=args.workers, dask_scheduler=args.dask_scheduler)
-    runs = runs_table(points, rows, keys, points[0].scenario)
+    runs = runs_table(points, rows, keys)
     ci = ci_table(runs, keys) if args.replicates > 1 else None
     paths = write_tables(runs, ci, out)
     if args.plot:

@@ -21,10 +21,7 @@ LIMIT_LABELS = {
 
 
 def _save(fig, path: Path) -> Path:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    write_atomic(path, buf.getvalue())
+    write_atomic(path, png_bytes(fig))
     return path
 
 
@@ -166,11 +163,9 @@ def io_figure(df):
 
 
 def png_bytes(fig) -> bytes:
-    """The figure as PNG bytes (closes it). Laid out once, not trimmed by a second draw (the
-    app draws seven of these per run)."""
+    """The figure as PNG bytes, trimmed to its content (closes it)."""
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
 

@@ -296,20 +296,19 @@ def run_points(points: list[Point], cache: Cache, workers: int = 0, dask_schedul
     rows: list[dict | None] = [cache.get(k) for k in keys]
     todo = [i for i, r in enumerate(rows) if r is None]
     # Points that differ only in how they were written (e.g. 1G and 1024M) are run once.
-    first_of: dict[str, int] = {}
+    same_run: dict[str, list[int]] = {}
     for i in todo:
-        first_of.setdefault(keys[i], i)
-    unique = list(first_of.values())
+        same_run.setdefault(keys[i], []).append(i)
+    unique = [group[0] for group in same_run.values()]
     client = _dask_client(dask_scheduler) if unique and dask_scheduler else None
     bar = Progress(len(points), len(points) - len(todo)) if progress else None
 
     def finished(i: int, row: dict) -> None:
         cache.put(keys[i], row)
-        for j in todo:
-            if keys[j] == keys[i]:
-                rows[j] = row
-                if bar:
-                    bar.step()
+        for j in same_run[keys[i]]:
+            rows[j] = row
+            if bar:
+                bar.step()
 
     if unique:
         if client is not None:
@@ -362,7 +361,7 @@ def _run_dask(points, unique, client, finished) -> None:
 
 # -- tables ---------------------------------------------------------------------------------
 
-def runs_table(points: list[Point], rows: list[dict], keys: list[str], base_scn: Scenario) -> pd.DataFrame:
+def runs_table(points: list[Point], rows: list[dict], keys: list[str]) -> pd.DataFrame:
     """One row per run: swept parameters (in the scenario's units), replicate, seed, metrics."""
     out = []
     for p, r in zip(points, rows):
@@ -375,9 +374,7 @@ def runs_table(points: list[Point], rows: list[dict], keys: list[str], base_scn:
         rec.update({m: r.get(m) for m in METRICS})
         rec["run_key"] = r["run_key"]
         out.append(rec)
-    df = pd.DataFrame(out)
-    df.attrs["scenario"] = base_scn.name
-    return df
+    return pd.DataFrame(out)
 
 
 def display_frame(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

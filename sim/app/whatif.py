@@ -139,7 +139,6 @@ def render() -> None:
         except InputError as err:
             st.error(str(err))
             return
-        st.session_state["wi-last"] = (resolved_toml(run_scn), run_scn.name)
         st.session_state["wi-out"] = run_with_progress(run_scn)
     if "wi-out" in st.session_state:
         show_run(st.session_state["wi-out"], resolution, "whatif")
