@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
 
 
 def fmt_value(v) -> str:
@@ -82,3 +84,15 @@ def counts(results: list[RowResult]) -> tuple[int, int, int]:
     """(passed, failed, not modelled)."""
     return (sum(r.ok is True for r in results), sum(r.ok is False for r in results),
             sum(r.ok is None for r in results))
+
+
+def reference_doc(suite: str, checks: tuple[str, ...], text: str | None = None) -> tuple[dict, list[dict]]:
+    """(defaults, rows) of validation/reference/<suite>.toml (or of the given text); every row's
+    check must be one of `checks`."""
+    if text is None:
+        text = (resources.files("validation") / "reference" / f"{suite}.toml").read_text("utf-8")
+    doc = tomllib.loads(text)
+    for r in doc["row"]:
+        if r["check"] not in checks:
+            raise ValueError(f"row {r['id']}: unknown check {r['check']!r}")
+    return doc["defaults"], doc["row"]

@@ -9,15 +9,13 @@ the `iobench` suite's: published | simulated | error | tolerance | ok per row.
 from __future__ import annotations
 
 import os
-import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from validation.common import RowResult, check_figure, counts, format_rows
+from validation.common import RowResult, check_figure, counts, format_rows, reference_doc
 from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
@@ -45,14 +43,9 @@ def case_label(row: Row) -> str:
 
 
 def load_reference(text: str | None = None) -> list[Row]:
-    if text is None:
-        text = (resources.files("validation") / "reference" / "flushing.toml").read_text("utf-8")
-    doc = tomllib.loads(text)
-    d = doc["defaults"]
+    d, raw = reference_doc(SUITE, CHECKS, text)
     rows = []
-    for r in doc["row"]:
-        if r["check"] not in CHECKS:
-            raise ValueError(f"row {r['id']}: unknown check {r['check']!r}")
+    for r in raw:
         rows.append(Row(r["id"], r["where"], r["scenario"], r.get("b"), r["metric"], r["check"],
                         r.get("published"), float(r.get("tolerance", d["tolerance"])),
                         float(r.get("measure_from_s", d["measure_from_s"])), r.get("reason", "")))

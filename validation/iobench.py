@@ -8,13 +8,11 @@ reproduce are printed as "not modelled" with the reason; they never count as pas
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 
 from sim.iobench import IobenchCase, IobenchResult, run_cases
 from sim.units import format_size, parse_size_bytes
-from validation.common import RowResult, check_figure, counts, format_rows
+from validation.common import RowResult, check_figure, counts, format_rows, reference_doc
 
 SUITE = "iobench"
 CHECKS = ("figure", "at_least", "at_most", "greater", "flat", "nondecreasing", "not_modelled")
@@ -38,14 +36,9 @@ class Row:
 
 def load_reference(text: str | None = None) -> tuple[dict, list[Row]]:
     """Parse the reference file (or the given text) into defaults and rows."""
-    if text is None:
-        text = (resources.files("validation") / "reference" / "iobench.toml").read_text("utf-8")
-    doc = tomllib.loads(text)
-    d = doc["defaults"]
+    d, raw = reference_doc(SUITE, CHECKS, text)
     rows = []
-    for r in doc["row"]:
-        if r["check"] not in CHECKS:
-            raise ValueError(f"row {r['id']}: unknown check {r['check']!r}")
+    for r in raw:
         b = dict(r["b"]) if "b" in r else None
         b_metric = b.pop("metric", r["metric"]) if b is not None else None
         rows.append(Row(
