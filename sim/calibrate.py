@@ -301,3 +301,42 @@ def split_holdout(jobs: list[FioJob], spec: str | None) -> tuple[list[FioJob], l
     if len(held) == len(jobs):
         raise InputError("--holdout", "", f"every job has {key}={value}; nothing is left to fit")
     return [j for j in jobs if j not in held], held
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A fit and its check: the profile, the jobs it was fitted on and held out, every job rerun."""
+    fit: DeviceFit
+    train: list[FioJob]
+    held: list[FioJob]
+    preds: list[JobPrediction]
+
+    @property
+    def holdout_rows(self) -> list[dict]:
+        return holdout_rows([p for p in self.preds if p.job in self.held])
+
+
+def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str) -> Calibration:
+    """Fit on the jobs not held out, then simulate every job on the fitted profile."""
+    train, held = split_holdout(jobs, holdout)
+    fit = fit_device(train, name, source)
+    preds = [simulate_job(fit.profile, j, fit.think_s) for j in train + held]
+    return Calibration(fit, train, held, preds)
+
+
+REPORT_COLUMNS = ("job", "set", "rw", "block_bytes", "outstanding", "iops_measured", "iops_fitted",
+                  "lat_mean_us_measured", "lat_mean_us_fitted", "lat_p50_us_measured", "lat_p50_us_fitted",
+                  "lat_p99_us_measured", "lat_p99_us_fitted", "lat_p999_us_measured", "lat_p999_us_fitted")
+
+
+def report_rows(cal: Calibration) -> list[dict]:
+    """Per job: measured and fitted IOPS and latencies (µs), and whether it was fitted or held out."""
+    rows = []
+    for p in cal.preds:
+        j = p.job
+        rows.append(dict(zip(REPORT_COLUMNS, (
+            j.label(), "held out" if j in cal.held else "fit", j.rw, j.block_bytes, j.outstanding,
+            j.iops, p.iops, measured_mean(j) * 1e6, p.lat_mean_s * 1e6,
+            measured_latency(j, 50.0) * 1e6, p.lat_p50_s * 1e6, measured_latency(j, 99.0) * 1e6,
+            p.lat_p99_s * 1e6, measured_latency(j, 99.9) * 1e6, p.lat_p999_s * 1e6))))
+    return rows

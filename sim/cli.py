@@ -250,7 +250,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    from sim.calibrate import fit_device, holdout_rows, measured_latency, measured_mean, simulate_job, split_holdout
+    from sim.calibrate import calibrate_fio, report_rows
     from sim.fio import read_fio_json
     from sim.report import format_rows, write_atomic
 
@@ -263,28 +263,22 @@ def _cmd_calibrate(args) -> int:
     if out is not None and out.is_dir():
         raise InputError(str(out), "-o", "is a directory", "a file path for the profile JSON")
     jobs = [j for f in args.files for j in read_fio_json(f)]
-    train, held = split_holdout(jobs, args.holdout)
     name = args.name or (out.stem if out else "fitted")
-    fit = fit_device(train, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files))
-    preds = [simulate_job(fit.profile, j, fit.think_s) for j in train + held]
-    rows = holdout_rows([p for p in preds if p.job in held])
+    cal = calibrate_fio(jobs, args.holdout, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files))
+    rows = cal.holdout_rows
     if args.json:
-        print(json.dumps({"profile": fit.profile, "holdout_rows": rows}, indent=2))
+        print(json.dumps({"profile": cal.fit.profile, "holdout_rows": rows}, indent=2))
     else:
         header = ("job", "set", "IOPS meas", "IOPS fit", "mean us", "fit", "p50 us", "fit", "p99 us", "fit",
                   "p99.9 us", "fit")
-        table = []
-        for p in preds:
-            j = p.job
-            table.append((j.label(), "held out" if j in held else "fit", f"{j.iops:,.0f}", f"{p.iops:,.0f}",
-                          f"{measured_mean(j) * 1e6:.0f}", f"{p.lat_mean_s * 1e6:.0f}",
-                          f"{measured_latency(j, 50.0) * 1e6:.0f}", f"{p.lat_p50_s * 1e6:.0f}",
-                          f"{measured_latency(j, 99.0) * 1e6:.0f}", f"{p.lat_p99_s * 1e6:.0f}",
-                          f"{measured_latency(j, 99.9) * 1e6:.0f}", f"{p.lat_p999_s * 1e6:.0f}"))
+        table = [(r["job"], r["set"], f"{r['iops_measured']:,.0f}", f"{r['iops_fitted']:,.0f}",
+                  *(f"{r[f'lat_{q}_us_{k}']:.0f}" for q in ("mean", "p50", "p99", "p999")
+                    for k in ("measured", "fitted")))
+                 for r in report_rows(cal)]
         print(format_rows(header, table))
-        prof = fit.profile
+        prof = cal.fit.profile
         print(f"\nunits {prof['parallelism']}, assignment {prof['unit_assignment']}, host path "
-              f"{prof['host_overhead_s'] * 1e6:.1f} us, fio think time {fit.think_s * 1e6:.1f} us")
+              f"{prof['host_overhead_s'] * 1e6:.1f} us, fio think time {cal.fit.think_s * 1e6:.1f} us")
         if rows:
             for metric in ("iops", "lat_p50", "lat_p99"):
                 sel = [r for r in rows if r["metric"] == metric and r["rel_error"] is not None]
@@ -292,7 +286,7 @@ def _cmd_calibrate(args) -> int:
                 print(f"held out ({args.holdout}): {metric} within target on {inside} of {len(sel)} jobs; "
                       f"median |error| {np.median([abs(r['rel_error']) for r in sel]):.1%}")
     if out is not None:
-        write_atomic(out, json.dumps(fit.profile, indent=2) + "\n")
+        write_atomic(out, json.dumps(cal.fit.profile, indent=2) + "\n")
         print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -33,15 +33,20 @@ def _read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as err:
         raise InputError(str(path), "", f"cannot be read: {err.strerror}") from None
+    return _decode(raw, str(path))
+
+
+def _decode(raw: bytes, src: str) -> str:
+    """File contents as text, gunzipped when they start with the gzip magic."""
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except OSError as err:
-            raise InputError(str(path), "", f"not a valid gzip file: {err}") from None
+            raise InputError(src, "", f"not a valid gzip file: {err}") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(str(path), "", "not UTF-8 text", "fio JSON output or a fio log") from None
+        raise InputError(src, "", "not UTF-8 text", "fio JSON output or a fio log") from None
 
 
 @dataclass(frozen=True)
@@ -192,10 +197,17 @@ def _direction(entries: list[dict], op: str, src: str, name: str) -> DirectionSt
 
 def read_fio_json(path: str | Path) -> list[FioJob]:
     """All jobs of one fio JSON / json+ output file (several documents allowed)."""
-    p = Path(path)
-    src = str(path)
+    return fio_jobs_from_text(_read_text(Path(path)), str(path))
+
+
+def read_fio_json_bytes(raw: bytes, src: str) -> list[FioJob]:
+    """As read_fio_json, for contents at hand (an upload); `src` names them in messages."""
+    return fio_jobs_from_text(_decode(raw, src), src)
+
+
+def fio_jobs_from_text(text: str, src: str) -> list[FioJob]:
     jobs: list[FioJob] = []
-    for doc in _json_documents(_read_text(p), src):
+    for doc in _json_documents(text, src):
         version = str(doc.get("fio version", "unknown"))
         global_opts = {k: str(v) for k, v in (doc.get("global options") or {}).items()}
         groups: dict[tuple, list[dict]] = {}

@@ -110,12 +110,12 @@ STALL_COLORS = {"sync flush": "tab:red", "free-page wait": "tab:orange", "log wr
                 "file lock": "tab:brown", "none identified": "tab:gray"}
 
 
-def tps_figure(df, label: str, stalls_df=None, other=None, other_label: str = "B"):
+def tps_figure(df, label: str, stalls_df=None, other=None, other_label: str = "B", self_label: str = "A"):
     """Commits/s at one resolution; stalls shaded in the colour of their cause. `other`: a second
     run's frame at the same resolution, drawn on the same axes (compare)."""
     fig, ax = plt.subplots(figsize=(10, 3.6))
     ax.plot(df["time_s"], df["tps"], drawstyle="steps-pre", lw=1.2, label=f"commits/s, {label} intervals"
-            + ("" if other is None else " (A)"))
+            + ("" if other is None else f", {self_label}"))
     if other is not None:
         ax.plot(other["time_s"], other["tps"], drawstyle="steps-pre", lw=1.2, label=f"{other_label}")
     seen = set()
@@ -159,6 +159,72 @@ def io_figure(df):
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
+    return fig
+
+
+def overlay_figure(frames: dict, column: str, ylabel: str, per_s: bool = False, logy: bool = False,
+                   limits: dict | None = None):
+    """One column of several runs' frames (label -> frame) on the same axes; `per_s` divides counts
+    by the interval; `limits`: label -> {line label: y} drawn as dashed lines in the run's colour."""
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    for n, (label, df) in enumerate(frames.items()):
+        color = f"C{n}"
+        y = df[column] / _interval_s(df) if per_s else df[column]
+        ax.plot(df["time_s"], y, drawstyle="steps-pre", lw=1.2, color=color, label=label)
+        for text, value in ((limits or {}).get(label) or {}).items():
+            ax.axhline(value, ls="--", lw=0.8, color=color, alpha=0.7)
+            ax.text(float(df["time_s"].iloc[0]), value, f" {label}: {text}", fontsize=7, color=color,
+                    va="bottom")
+    if logy:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    return _finish(fig, ax, ylabel, legend="lower right")
+
+
+def resolutions_figure(frames: dict, labels=("100ms", "1s", "10s", "60s")):
+    """Commits/s of one run at several averaging intervals, each value drawn over its interval."""
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    widths = {"100ms": 0.6, "1s": 1.0, "10s": 2.0, "60s": 2.6}
+    for label in labels:
+        if label not in frames:
+            continue
+        df = frames[label]
+        dt = _interval_s(df) if len(df) > 1 else float(df["time_s"].iloc[0])
+        x = [float(df["time_s"].iloc[0]) - dt] + df["time_s"].tolist()
+        y = [float(df["tps"].iloc[0])] + df["tps"].tolist()
+        ax.plot(x, y, drawstyle="steps-pre", lw=widths.get(label, 1.0), label=f"{label} averages",
+                alpha=0.55 if label == "100ms" else 1.0)
+    ax.set_ylim(bottom=0)
+    return _finish(fig, ax, "commits / s", legend="lower right")
+
+
+def fio_fit_figure(report):
+    """Measured (markers; hollow: held out) and fitted (lines) IOPS and p99 latency against the
+    outstanding I/Os, one colour per (rw, block size) class. `report`: sim.calibrate.report_rows."""
+    import pandas as pd
+
+    df = pd.DataFrame(report)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for n, ((rw, bs), g) in enumerate(df.groupby(["rw", "block_bytes"], sort=True)):
+        g = g.sort_values("outstanding")
+        color = f"C{n % 10}"
+        label = f"{rw} {bs // 1024}K" if bs % 1024 == 0 else f"{rw} {bs}B"
+        for ax, col in ((ax1, "iops"), (ax2, "lat_p99_us")):
+            ax.plot(g["outstanding"], g[f"{col}_fitted"], color=color, lw=1.2, label=f"{label} fitted")
+            fit, held = g[g["set"] == "fit"], g[g["set"] != "fit"]
+            ax.scatter(fit["outstanding"], fit[f"{col}_measured"], color=color, s=18, label=f"{label} measured")
+            if len(held):
+                ax.scatter(held["outstanding"], held[f"{col}_measured"], facecolors="none", edgecolors=color, s=40,
+                           label=f"{label} held out")
+    for ax, ylabel in ((ax1, "IOPS"), (ax2, "p99 latency (us)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("outstanding I/Os (iodepth x numjobs)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
+    ax2.set_yscale("log")
+    ax1.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
     return fig
 
 

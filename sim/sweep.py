@@ -19,7 +19,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -39,6 +38,22 @@ METRICS = (
     "pages_flushed_per_s_adaptive", "pages_flushed_per_s_background", "pages_flushed_per_s_sync",
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
 )
+METRIC_LABELS = {
+    "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
+    "tps_p1_per_s": "p1 of per-second commits",
+    "latency_p50_ms": "latency p50 (ms)", "latency_p95_ms": "latency p95 (ms)", "latency_p99_ms": "latency p99 (ms)",
+    "latency_max_ms": "latency max (ms)",
+    "stalls_100ms_count": "stalls at 100 ms (count)", "stalls_100ms_s": "seconds in 100 ms stalls",
+    "stalls_1s_count": "stalls at 1 s (count)", "stalls_1s_s": "seconds in 1 s stalls",
+    "time_under_sync_flush_s": "time under sync flushing (s)",
+    "buffer_flush_sync_waits": "buffer_flush_sync_waits", "buffer_flush_sync_waits_max_per_s":
+    "buffer_flush_sync_waits, max per second",
+    "checkpoint_age_max_pct": "max checkpoint age (% of redo)",
+    "pages_flushed_per_s_adaptive": "pages flushed/s, adaptive", "pages_flushed_per_s_background":
+    "pages flushed/s, background", "pages_flushed_per_s_sync": "pages flushed/s, sync",
+    "pages_flushed_per_s_lru": "pages flushed/s, LRU", "pages_flushed_per_s_single_page":
+    "pages flushed/s, single page", "pages_flushed_per_s_total": "pages flushed/s, total",
+}
 
 
 @dataclass(frozen=True)
@@ -289,7 +304,7 @@ def _hms(s: float) -> str:
 
 
 def run_points(points: list[Point], cache: Cache, workers: int = 0, dask_scheduler: str | None = None,
-               progress: bool = True, on_row: Callable[[int, dict], None] | None = None) -> list[dict]:
+               progress: bool = True) -> list[dict]:
     """Metrics of every point (cached ones read back, the others simulated)."""
     fp = code_fingerprint()
     keys = [run_key(p.scenario, fp) for p in points]
@@ -375,6 +390,41 @@ def runs_table(points: list[Point], rows: list[dict], keys: list[str]) -> pd.Dat
         rec["run_key"] = r["run_key"]
         out.append(rec)
     return pd.DataFrame(out)
+
+
+def read_table(data: bytes, filename: str) -> tuple[pd.DataFrame | None, pd.DataFrame, list[str]]:
+    """A sweep table written by `innosim sweep` (the runs table or its .ci table, Parquet or CSV):
+    (runs or None, the confidence-interval table, the swept keys)."""
+    import io
+
+    suffix = Path(filename).suffix.lower()
+    try:
+        if suffix == ".parquet":
+            df = pd.read_parquet(io.BytesIO(data))
+        elif suffix == ".csv":
+            df = pd.read_csv(io.BytesIO(data))
+        else:
+            raise InputError(filename, "", f"{suffix or 'no extension'} is not a sweep table format",
+                             ".parquet or .csv as written by innosim sweep")
+    except (ValueError, OSError, UnicodeDecodeError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise InputError(filename, "", f"cannot be read: {first}", "a table written by innosim sweep") from None
+    keys = [c for c in df.columns if c.count(".") == 1 and c.split(".")[0] in SCHEMA
+            and c.split(".")[1] in SCHEMA[c.split(".")[0]]]
+    if {"run_key", "replicate", "seed"} <= set(df.columns):
+        missing = [m for m in METRICS if m not in df.columns]
+        if missing:
+            raise InputError(filename, missing[0], "column missing from the runs table",
+                             "the columns innosim sweep writes: " + ", ".join(METRICS))
+        return df, ci_table(df, keys), keys
+    if "runs" in df.columns:
+        missing = [f"{m}_{x}" for m in METRICS for x in ("mean", "ci95") if f"{m}_{x}" not in df.columns]
+        if missing:
+            raise InputError(filename, missing[0], "column missing from the confidence-interval table",
+                             "the columns innosim sweep writes (<metric>_mean, <metric>_ci95)")
+        return None, df, keys
+    raise InputError(filename, "", "is not an innosim sweep table (no run_key/replicate/seed or runs column)",
+                     "the .parquet or .csv of innosim sweep, or its .ci table")
 
 
 def display_frame(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

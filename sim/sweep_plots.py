@@ -9,15 +9,11 @@ import numpy as np
 import pandas as pd
 
 from sim.plots import _save, plt
+from sim.sweep import METRIC_LABELS
 
-FIGURE_METRICS = {
-    "tps_mean": "commits/s (mean)",
-    "latency_p99_ms": "latency p99 (ms)",
-    "stalls_1s_s": "seconds in 1 s stalls",
-    "stalls_100ms_s": "seconds in 100 ms stalls",
-    "time_under_sync_flush_s": "time under sync flushing (s)",
-    "checkpoint_age_max_pct": "max checkpoint age (% of redo)",
-}
+# The metrics drawn by `innosim sweep --plot` (labels: sim.sweep.METRIC_LABELS).
+FIGURE_METRICS = ("tps_mean", "latency_p99_ms", "stalls_1s_s", "stalls_100ms_s", "time_under_sync_flush_s",
+                  "checkpoint_age_max_pct")
 
 
 def _axis_values(series: pd.Series):
@@ -41,7 +37,7 @@ def line_figure(ci: pd.DataFrame, x: str, metric: str, by: str | None = None):
         if not numeric:
             ax.set_xticks(pos, list(xs))
     ax.set_xlabel(x)
-    ax.set_ylabel(FIGURE_METRICS.get(metric, metric))
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     ax.grid(alpha=0.3)
     if by is not None:
         ax.legend(fontsize=8)
@@ -63,7 +59,7 @@ def heatmap_figure(ci: pd.DataFrame, x: str, y: str, metric: str):
             bright = hi > lo and (v - lo) / (hi - lo) > 0.6         # viridis turns light: dark text
             ax.text(c, r, f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", ha="center", va="center",
                     color="black" if bright else "white", fontsize=8)
-    fig.colorbar(im, ax=ax, label=FIGURE_METRICS.get(metric, metric))
+    fig.colorbar(im, ax=ax, label=METRIC_LABELS.get(metric, metric))
     return fig
 
 

@@ -1,8 +1,11 @@
 """The Streamlit app: each page loads, a run completes and shows its figures and numbers, and bad
 input shows an error instead of a traceback (streamlit.testing AppTest)."""
 
+import io
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
@@ -21,9 +24,39 @@ def _iobench():
     iobench_page.render()
 
 
+def _compare():
+    from sim.app import compare
+
+    compare.render()
+
+
+def _sweep():
+    from sim.app import sweep_page
+
+    sweep_page.render()
+
+
+def _calibrate():
+    from sim.app import calibrate_page
+
+    calibrate_page.render()
+
+
+def _learn():
+    from sim.app import learn
+
+    learn.render()
+
+
 def _set(at, label, value):
     [box] = [t for t in at.text_input if t.label == label]
     box.set_value(value)
+
+
+def _set_all(at, label, value):
+    for box in at.text_input:
+        if box.label == label:
+            box.set_value(value)
 
 
 def test_app_opens_on_the_what_if_page():
@@ -118,3 +151,205 @@ def test_form_texts_round_trip_to_the_same_scenario():
     assert resolved_toml(same).split("\n", 1)[1] == resolved_toml(scn).split("\n", 1)[1]
     edited = dict(texts, **{"server.innodb_io_capacity": "400"})
     assert overrides_from(texts, edited) == ["server.innodb_io_capacity=400"]
+
+
+# -- Compare -----------------------------------------------------------------------------------
+
+def test_compare_runs_two_configurations_on_the_same_axes():
+    at = AppTest.from_function(_compare, default_timeout=180).run()
+    assert not at.exception
+    # Out of the box: the default scenario with 8 (A) and 1 (B) buffer pool instances.
+    inst = [t.value for t in at.text_input if t.label == "innodb_buffer_pool_instances"]
+    assert inst == ["8", "1"]
+    _set_all(at, "duration", "20s")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert len(at.get("image")) == 5                 # throughput, latency, checkpoint age, flushing, waits
+    assert len(at.get("download_button")) == 11      # PNG + CSV each, and the summary CSV
+    table = at.dataframe[0].value
+    assert len(table) == 21 and list(table.columns) == ["metric", "A", "B", "B - A", "change %"]
+    row = table[table["metric"] == "commits/s (mean)"].iloc[0]
+    assert row["A"] > 100 and row["B"] > 100
+    assert row["B - A"] == pytest.approx(row["B"] - row["A"])
+
+
+def test_compare_same_configuration_twice_gives_no_difference():
+    # Same scenario, same seed: the same run (and B is served from the cache without error).
+    at = AppTest.from_function(_compare, default_timeout=180).run()
+    _set_all(at, "duration", "10s")
+    [b_inst] = [t for t in at.text_input if t.label == "innodb_buffer_pool_instances" and t.value == "1"]
+    b_inst.set_value("8")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert (table["B - A"].fillna(0) == 0).all()
+
+
+def test_compare_bad_setting_names_the_key():
+    at = AppTest.from_function(_compare, default_timeout=60).run()
+    [b_inst] = [t for t in at.text_input if t.label == "innodb_buffer_pool_instances" and t.value == "1"]
+    b_inst.set_value("65")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.error and "innodb_buffer_pool_instances" in at.error[0].value
+    assert not at.dataframe
+
+
+def test_compare_bad_upload_shows_an_error():
+    at = AppTest.from_function(_compare, default_timeout=60).run()
+    at.radio[0].set_value("upload").run()
+    at.file_uploader[0].set_value(("mine.toml", b"[server\n", "application/toml")).run()
+    assert not at.exception
+    assert at.error and "invalid TOML" in at.error[0].value
+
+
+def test_difference_table():
+    from sim.app.compare import difference_table
+    from sim.sweep import METRICS
+
+    def summary(tps, waits):
+        return {"tps_mean": tps, "tps_p99_per_s": tps, "tps_p1_per_s": 0.0,
+                "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0, "max": 4.0},
+                "stalls_100ms": {"count": 0, "seconds": 0.0}, "stalls_1s": {"count": 1, "seconds": 2.0},
+                "time_under_sync_flush_s": 1.0, "buffer_flush_sync_waits": waits,
+                "buffer_flush_sync_waits_max_per_s": waits, "checkpoint_age_max_pct": 70.0,
+                "pages_flushed_per_s": {k: 1.0 for k in ("adaptive", "background", "sync", "lru", "single_page")},
+                "pages_flushed_per_s_total": 5.0}
+
+    t = difference_table(summary(1000.0, 0), summary(1500.0, 30))
+    assert len(t) == len(METRICS)
+    tps = t[t["key"] == "tps_mean"].iloc[0]
+    assert tps["B - A"] == 500.0 and tps["change %"] == pytest.approx(50.0)
+    waits = t[t["key"] == "buffer_flush_sync_waits"].iloc[0]
+    assert waits["B - A"] == 30 and np.isnan(waits["change %"])    # no percentage of zero
+
+
+# -- Sweep -------------------------------------------------------------------------------------
+
+def test_sweep_page_runs_a_small_sweep_then_loads_its_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("INNOSIM_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_function(_sweep, default_timeout=300).run()
+    assert not at.exception
+    at.text_input(key="sw-dur").set_value("4s")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, at.error[0].value if at.error else ""
+    assert len(at.get("image")) == 2                  # metric against parameter, heatmap
+    view = at.dataframe[0].value
+    assert len(view) == 6 and set(view["server.innodb_log_file_size"]) == {"128M", "256M", "512M"}
+    assert (view["runs"] == 1).all() and (view["tps_mean_mean"] > 0).all()
+    runs = at.session_state["sw-result"][0]
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 6     # the CLI's run cache, shared
+    # The runs table, loaded back, gives the same means.
+    buf = io.BytesIO()
+    runs.to_parquet(buf, index=False)
+    at.radio[0].set_value("load a sweep file").run()
+    at.file_uploader[0].set_value(("mine.parquet", buf.getvalue(), "application/octet-stream")).run()
+    assert not at.exception
+    again = at.dataframe[0].value
+    assert list(again["tps_mean_mean"]) == list(view["tps_mean_mean"])
+    # Another metric and axis redraw from the same table.
+    at.selectbox(key="sw-metric").set_value("stalls_1s_s").run()
+    at.selectbox(key="sw-x").set_value("server.innodb_buffer_pool_instances").run()
+    assert not at.exception and len(at.get("image")) == 2
+
+
+def test_sweep_page_refuses_bad_values_and_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("INNOSIM_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_function(_sweep, default_timeout=120).run()
+    at.text_input(key="sw-v1").set_value("128M,lots")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.error and "innodb_log_file_size" in at.error[0].value
+    at.text_input(key="sw-v1").set_value(",".join(f"{m}M" for m in range(128, 128 * 14, 128)))
+    at.button[0].click().run()
+    assert at.error and "more than the app runs" in at.error[0].value
+    at.radio[0].set_value("load a sweep file").run()
+    at.file_uploader[0].set_value(("table.csv", b"a,b\n1,2\n", "text/csv")).run()
+    assert not at.exception
+    assert at.error and "not an innosim sweep table" in at.error[0].value
+
+
+def test_read_table_formats_and_errors():
+    from models.errors import InputError
+    from sim.sweep import METRICS, read_table
+
+    runs = pd.DataFrame({"server.innodb_io_capacity": [200, 200, 400, 400], "replicate": [0, 1, 0, 1],
+                         "seed": [1, 2, 1, 2], **{m: [1.0, 3.0, 5.0, 7.0] for m in METRICS},
+                         "run_key": ["a", "b", "c", "d"]})
+    got_runs, ci, keys = read_table(runs.to_csv(index=False).encode(), "s.csv")
+    assert keys == ["server.innodb_io_capacity"] and len(got_runs) == 4
+    assert list(ci["tps_mean_mean"]) == [2.0, 6.0] and list(ci["runs"]) == [2, 2]
+    none_runs, ci2, keys2 = read_table(ci.to_csv(index=False).encode(), "s.ci.csv")
+    assert none_runs is None and keys2 == keys and list(ci2["tps_mean_mean"]) == [2.0, 6.0]
+    for data, name, needle in ((b"x", "s.xlsx", "not a sweep table format"),
+                               (b"not parquet", "s.parquet", "cannot be read"),
+                               (runs.drop(columns="tps_mean").to_csv(index=False).encode(), "s.csv", "tps_mean"),
+                               (b"a,b\n1,2\n", "s.csv", "not an innosim sweep table")):
+        with pytest.raises(InputError, match=needle):
+            read_table(data, name)
+
+
+# -- Calibrate ---------------------------------------------------------------------------------
+
+def test_calibrate_page_fits_uploaded_fio_results():
+    from fio_synth import fio_run_set
+
+    files = [(name, data, "application/json") for name, data in fio_run_set(numjobs=(1, 2))]
+    at = AppTest.from_function(_calibrate, default_timeout=180).run()
+    assert not at.exception
+    assert any("not available yet" in i.value for i in at.info)          # the trace part says so
+    at.file_uploader[0].set_value(files).run()
+    at.text_input(key="cal-holdout").set_value("numjobs=2")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, at.error[0].value if at.error else ""
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["fio jobs"] == "28 (14 held out)"
+    assert len(at.get("image")) == 1
+    summary, report = at.dataframe[0].value, at.dataframe[1].value
+    assert len(report) == 28 and set(report["set"]) == {"fit", "held out"}
+    # Jobs made by the simulator from a built-in profile are predicted well when held out.
+    iops = summary[summary["metric"] == "iops"].iloc[0]
+    assert iops["jobs within target"] == "14 of 14"
+    assert "Download profile JSON" in [b.proto.label for b in at.get("download_button")]
+
+
+def test_calibrate_page_bad_files_show_the_error():
+    at = AppTest.from_function(_calibrate, default_timeout=60).run()
+    at.file_uploader[0].set_value(("broken.json", b"{not json", "application/json")).run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.error and "broken.json" in at.error[0].value
+    from fio_synth import fio_run_set
+
+    reads_only = [(n, d, "application/json") for n, d in fio_run_set(depths=(1, 4)) if n.startswith("randread")]
+    at.file_uploader[0].set_value(reads_only).run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.error and "write" in at.error[0].value
+
+
+# -- Learn -------------------------------------------------------------------------------------
+
+def test_learn_walks_render_their_simulations():
+    at = AppTest.from_function(_learn, default_timeout=240).run()
+    assert not at.exception
+    assert len(at.get("image")) == 1
+    assert list(at.dataframe[0].value.index) == ["raw (2012)"]
+    # Step 2 brings ext4 in: one O_DIRECT writer per file, the rest wait on the inode lock.
+    at.radio[0].set_value(at.radio[0].options[1]).run()
+    table = at.dataframe[0].value
+    assert table.loc["ext4 (2012)", "peak IOPS"] < 0.3 * table.loc["raw (2012)", "peak IOPS"]
+    assert table.loc["ext4 (2012)", "lock wait % at most processes"] > 50
+    at.selectbox(key="learn-walk").set_value("Buffer pool instances and sync flushing").run()
+    assert not at.exception, at.exception
+    assert len(at.get("image")) == 4
+    assert {m.label for m in at.metric} >= {"buffer_flush_sync_waits", "max checkpoint age"}
+    at.selectbox(key="learn-walk").set_value("Micro-stalls hidden by averaging").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(table["resolution"]) == ["60s", "10s", "1s", "100ms"]
+    # Averaging hides: the lowest 60 s value is far above the lowest 1 s value.
+    mins = dict(zip(table["resolution"], table["min commits/s"]))
+    assert mins["60s"] > mins["1s"]

@@ -1,5 +1,6 @@
 """One real-browser run of the app: streamlit headless on 127.0.0.1, Chromium driven by Playwright,
-the default scenario run from the What-if page, a screenshot saved under artifacts/.
+the default scenario run from the What-if page and compared on the Compare page, the Learn page's
+first walk-through, and every other page opened; screenshots saved under artifacts/.
 
 Needs the playwright Python package (a dev dependency) and Debian's chromium at /usr/bin/chromium
 (`.ci/run` installs it when missing). Without them the test is skipped locally, and fails in CI
@@ -69,6 +70,24 @@ def test_browser_runs_the_default_scenario_and_saves_a_screenshot():
             SHOT.parent.mkdir(exist_ok=True)
             # The app scrolls inside its main block, so the viewport is made tall enough for every chart.
             page.screenshot(path=str(SHOT), full_page=True)
+            # Compare: A (8 instances) is the run just made, served from the cache; B (1 instance) runs.
+            page.goto(f"{url}/compare")
+            page.get_by_role("button", name="Run both").click()
+            page.get_by_text("Summary, A against B").wait_for(timeout=120_000)
+            page.locator("[data-testid='stImage'] img").nth(4).wait_for(timeout=60_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+            page.screenshot(path=str(ROOT / "artifacts" / "compare-default.png"), full_page=True)
+            # Learn: the first walk-through runs its simulation as the page opens.
+            page.goto(f"{url}/learn")
+            page.locator("[data-testid='stImage'] img").first.wait_for(timeout=60_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+            page.screenshot(path=str(ROOT / "artifacts" / "learn-io.png"), full_page=True)
+            for path, title in (("sweep", "Sweep: a region of settings"),
+                                ("calibrate", "Calibrate: your device from fio results"),
+                                ("iobench", "IObench what-if: device and filesystem")):
+                page.goto(f"{url}/{path}")
+                page.get_by_role("heading", name=title).wait_for(timeout=30_000)
+                assert page.locator("[data-testid='stException']").count() == 0, path
             browser.close()
         assert SHOT.stat().st_size > 50_000
     finally:

@@ -5,71 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from models.errors import InputError
-from sim.app.settings import (FORM_SECTIONS, apply, editable_keys, form_texts, load_shipped, overrides_from,
-                              parse_upload, shipped_oltp_scenarios)
-from sim.app.simulate import run_resolved
+from sim.app.settings import apply, form_texts, overrides_from
+from sim.app.widgets import choose_scenario, figure_block, run_with_progress, settings_form
 from sim.metrics import stalls
-from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, png_bytes,
-                       sync_waits_figure, tps_figure)
-from sim.run_output import resolved_toml
+from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, sync_waits_figure,
+                       tps_figure)
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s", "60 s": "60s"}
-
-
-def figure_block(title: str, fig, data, key: str, caption: str = "") -> None:
-    """A figure with its PNG and CSV downloads."""
-    st.markdown(f"**{title}**")
-    png = png_bytes(fig)
-    st.image(png, width="stretch")
-    if caption:
-        st.caption(caption)
-    c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("PNG", png, f"{key}.png", "image/png", key=f"png-{key}")
-    c2.download_button("CSV", data.to_csv(index=False), f"{key}.csv", "text/csv", key=f"csv-{key}")
-
-
-def choose_scenario():
-    """(doc, scenario, source) from the shipped list or an upload; None after showing an error."""
-    source = st.radio("scenario", ["shipped", "upload"], horizontal=True, key="wi-source")
-    if source == "shipped":
-        names = list(shipped_oltp_scenarios())
-        stem = st.selectbox("shipped scenario", names, key="wi-stem")
-        doc, scn = load_shipped(stem)
-        return doc, scn, f"scenarios/{stem}.toml"
-    up = st.file_uploader("scenario TOML", type=["toml"], key="wi-upload")
-    if up is None:
-        st.info("Upload a scenario file (TOML, [workload] kind = \"oltp\").")
-        return None
-    try:
-        doc, scn = parse_upload(up.getvalue(), up.name)
-    except InputError as err:
-        st.error(str(err))
-        return None
-    return doc, scn, up.name
-
-
-def settings_form(scn, key_prefix: str) -> dict[str, str]:
-    """Every setting as a text field, grouped by section; returns the edited texts."""
-    texts = form_texts(scn)
-    edited = {}
-    for section in FORM_SECTIONS:
-        with st.expander(f"[{section}] settings", expanded=False):
-            cols = st.columns(3)
-            for n, k in enumerate(editable_keys(section, scn)):
-                full = f"{section}.{k}"
-                edited[full] = cols[n % 3].text_input(k, texts[full], key=f"{key_prefix}-{scn.name}-{full}")
-    return edited
-
-
-def run_with_progress(scn) -> dict:
-    bar = st.progress(0.0, text=f"simulating {scn.name}")
-
-    def progress(f: float) -> None:
-        bar.progress(min(1.0, f), text=f"simulating {scn.name}: {100 * f:.0f}%")
-
-    out = run_resolved(resolved_toml(scn), scn.name, _progress=progress)
-    bar.empty()
-    return out
 
 
 def show_summary(s: dict) -> None:
@@ -126,7 +68,7 @@ def render() -> None:
     st.title("What-if: one server, one change")
     st.caption("Pick a scenario, change any setting (my.cnf names), run, and see where throughput "
                "drops and why. MySQL 5.6 InnoDB engine; see the README for what is and is not modelled.")
-    chosen = choose_scenario()
+    chosen = choose_scenario("wi")
     if chosen is None:
         return
     doc, scn, source = chosen

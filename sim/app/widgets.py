@@ -1,0 +1,66 @@
+"""Building blocks the app's pages share: a figure with its downloads, the scenario chooser, the
+settings form and a run with a progress bar."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from models.errors import InputError
+from sim.app.settings import FORM_SECTIONS, editable_keys, form_texts, load_shipped, parse_upload, shipped_oltp_scenarios
+from sim.app.simulate import run_resolved
+from sim.plots import png_bytes
+from sim.run_output import resolved_toml
+
+
+def figure_block(title: str, fig, data, key: str, caption: str = "") -> None:
+    """A figure with its PNG and CSV downloads."""
+    st.markdown(f"**{title}**")
+    png = png_bytes(fig)
+    st.image(png, width="stretch")
+    if caption:
+        st.caption(caption)
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("PNG", png, f"{key}.png", "image/png", key=f"png-{key}")
+    c2.download_button("CSV", data.to_csv(index=False), f"{key}.csv", "text/csv", key=f"csv-{key}")
+
+
+def choose_scenario(prefix: str, default: str = "default"):
+    """(doc, scenario, source) from the shipped list or an upload; None after showing an error or
+    while no file is uploaded."""
+    source = st.radio("scenario", ["shipped", "upload"], horizontal=True, key=f"{prefix}-source")
+    if source == "shipped":
+        names = list(shipped_oltp_scenarios())
+        stem = st.selectbox("shipped scenario", names, index=names.index(default) if default in names else 0,
+                            key=f"{prefix}-stem")
+        doc, scn = load_shipped(stem)
+        return doc, scn, f"scenarios/{stem}.toml"
+    up = st.file_uploader("scenario TOML", type=["toml"], key=f"{prefix}-upload")
+    if up is None:
+        st.info("Upload a scenario file (TOML, [workload] kind = \"oltp\").")
+        return None
+    try:
+        doc, scn = parse_upload(up.getvalue(), up.name)
+    except InputError as err:
+        st.error(str(err))
+        return None
+    return doc, scn, up.name
+
+
+def settings_form(scn, prefix: str, columns: int = 3, preset: dict[str, str] | None = None) -> dict[str, str]:
+    """Every setting as a text field, grouped by section; returns the edited texts. `preset`
+    pre-fills some fields with other values than the scenario's (they count as edits)."""
+    texts = dict(form_texts(scn), **(preset or {}))
+    edited = {}
+    for section in FORM_SECTIONS:
+        changed = any(k.startswith(section + ".") for k in preset or {})
+        with st.expander(f"[{section}] settings", expanded=changed):
+            cols = st.columns(columns)
+            for n, k in enumerate(editable_keys(section, scn)):
+                full = f"{section}.{k}"
+                edited[full] = cols[n % columns].text_input(k, texts[full], key=f"{prefix}-{scn.name}-{full}")
+    return edited
+
+
+def run_with_progress(scn, label: str = "") -> dict:
+    """The cached run of `scn`, with a progress bar while it simulates."""
+    return run_resolved(resolved_toml(scn), scn.name, label)
