@@ -93,16 +93,14 @@ class Flusher:
         pool, count, mode = self.pool, 0, self.s.flush_neighbors
         for k, page in enumerate(victims):
             if count >= quota:
-                for rest in victims[k:]:
-                    pool.io_fix[rest] = 0
+                pool.unfix(victims[k:])
                 break
             yield from self._write(i, t, page, kind)
             count += 1
             if mode:
                 nbrs = pool.neighbours(page, mode, lru)
                 take = nbrs[: max(0, quota - count)]
-                for p in nbrs[len(take):]:
-                    pool.io_fix[p] = 0
+                pool.unfix(nbrs[len(take):])
                 for p in take:
                     yield from self._write(i, t, p, kind)
                 count += len(take)

@@ -41,7 +41,7 @@ def instance_of(space_id: np.ndarray | int, page_no: np.ndarray | int, n_instanc
 class Ring:
     """A growable double-ended ring of (page, stamp) int64 pairs; dead entries are skipped lazily."""
 
-    __slots__ = ("page", "stamp", "lo", "hi", "mask")
+    __slots__ = ("page", "stamp", "lo", "hi", "mask", "skip_k", "skip_live")
 
     def __init__(self, capacity: int = 1024) -> None:
         cap = 1
@@ -52,19 +52,23 @@ class Ring:
         self.lo = 0      # index of the oldest entry (tail of the InnoDB list)
         self.hi = 0      # one past the newest entry (head of the InnoDB list)
         self.mask = cap - 1
+        # LRU rings: every live entry in [lo, skip_k) is dirty or io-fixed, and skip_live of them
+        # are live (BufferPool keeps this true; a scan for clean pages starts at skip_k).
+        self.skip_k = 0
+        self.skip_live = 0
 
     def __len__(self) -> int:
         return self.hi - self.lo
 
     def _grow(self) -> None:
-        n = self.hi - self.lo
+        """Double the storage; entries keep their indices (lo and hi do not move)."""
         cap = len(self.page)
-        idx = (np.arange(self.lo, self.hi) & self.mask)
+        k = np.arange(self.lo, self.hi)
         page = np.zeros(cap * 2, dtype=np.int64)
         stamp = np.zeros(cap * 2, dtype=np.int64)
-        page[:n] = self.page[idx]
-        stamp[:n] = self.stamp[idx]
-        self.page, self.stamp, self.lo, self.hi, self.mask = page, stamp, 0, n, cap * 2 - 1
+        page[k & (cap * 2 - 1)] = self.page[k & self.mask]
+        stamp[k & (cap * 2 - 1)] = self.stamp[k & self.mask]
+        self.page, self.stamp, self.mask = page, stamp, cap * 2 - 1
 
     def push_head(self, page: int, stamp: int) -> None:
         if self.hi - self.lo > self.mask:
@@ -136,6 +140,7 @@ class BufferPool:
         self.newest_lsn = np.zeros(n_pages, dtype=np.int64)
         self.io_fix = np.zeros(n_pages, dtype=np.int8)            # 1: a write is in flight
         self.fix_newest = np.zeros(n_pages, dtype=np.int64)      # newest_lsn when the write was issued
+        self.lru_pos = np.zeros(n_pages, dtype=np.int64)         # index of the page's live LRU ring entry
         self._stamp = 0
         self.double_completions = 0
         self.writes_completed = 0
@@ -193,8 +198,9 @@ class BufferPool:
             old_part, young_part = mine[n - n_old:][::-1], mine[: n - n_old][::-1]
             self.where[young_part] = YOUNG
             self.where[old_part] = OLD
-            self.young[i].extend_head(young_part, self.lru_stamp[young_part])
-            self.old[i].extend_head(old_part, self.lru_stamp[old_part])
+            for ring, part in ((self.young[i], young_part), (self.old[i], old_part)):
+                ring.extend_head(part, self.lru_stamp[part])
+                self.lru_pos[part] = np.arange(ring.hi - len(part), ring.hi)
             c.free -= n
             c.lru_len += n
             c.old_len += n_old
@@ -224,6 +230,7 @@ class BufferPool:
             stamp[page] = s
             where[page] = OLD
             old.push_head(page, s)
+            self.lru_pos[page] = old.hi - 1
             c.old_len += 1
         while c.old_len > target + slack:
             page = self._pop_live(old, OLD, tail=False)
@@ -233,20 +240,57 @@ class BufferPool:
             stamp[page] = s
             where[page] = YOUNG
             young.push_tail(page, s)
+            self.lru_pos[page] = young.lo
+            young.skip_k, young.skip_live = young.lo, 0    # a new tail entry: the memo starts over
             c.old_len -= 1
 
     def _pop_live(self, ring: Ring, kind: int, tail: bool) -> int:
         where, stamp = self.where, self.lru_stamp
         while len(ring):
             if tail:
-                page, s = ring.at(ring.lo)
+                k = ring.lo
                 ring.lo += 1
             else:
                 ring.hi -= 1
-                page, s = ring.at(ring.hi)
+                k = ring.hi
+            page, s = ring.at(k)
             if where[page] == kind and stamp[page] == s:
+                if k < ring.skip_k:
+                    ring.skip_live -= 1
+                self._clip_memo(ring)
                 return page
+        self._clip_memo(ring)
         return -1
+
+    @staticmethod
+    def _clip_memo(ring: Ring) -> None:
+        if ring.skip_k < ring.lo:
+            ring.skip_k, ring.skip_live = ring.lo, 0
+        elif ring.skip_k > ring.hi:
+            ring.skip_k = ring.hi
+
+    def _entry_dies(self, page: int) -> None:
+        """The page's live LRU entry is about to go (evicted, or moved): keep the memo's count."""
+        w = self.where[page]
+        if w != ABSENT:
+            ring = (self.old if w == OLD else self.young)[int(self.inst_of[page])]
+            if self.lru_pos[page] < ring.skip_k:
+                ring.skip_live -= 1
+
+    def _may_be_evictable(self, page: int) -> None:
+        """The page may have become clean and unfixed: a memo that covers it is dropped."""
+        w = self.where[page]
+        if w != ABSENT:
+            ring = (self.old if w == OLD else self.young)[int(self.inst_of[page])]
+            if self.lru_pos[page] < ring.skip_k:
+                ring.skip_k, ring.skip_live = ring.lo, 0
+
+    def unfix(self, pages) -> None:
+        """Clear io_fix of pages chosen for a write that was not issued."""
+        for p in pages:
+            self.io_fix[p] = 0
+            if self.oldest_lsn[p] == 0:
+                self._may_be_evictable(p)
 
     def touch(self, pages: np.ndarray, now_s: float) -> np.ndarray:
         """Buffer-pool hits and misses for an access set; hits update the LRU. Returns the misses.
@@ -278,11 +322,13 @@ class BufferPool:
         c = self.inst[i]
         if self.where[page] == OLD:
             c.old_len -= 1
+        self._entry_dies(page)
         s = self._next_stamp()
         self.lru_stamp[page] = s
         self.where[page] = YOUNG
         self.freed_clock_at[page] = c.freed_page_clock
         self.young[i].push_head(page, s)
+        self.lru_pos[page] = self.young[i].hi - 1
         self._adjust_old(i)
 
     def add_read_page(self, page: int, now_s: float, adjust: bool = True) -> None:
@@ -301,10 +347,12 @@ class BufferPool:
         if c.lru_len >= BUF_LRU_OLD_MIN_LEN:
             self.where[page] = OLD
             self.old[i].push_head(page, s)
+            self.lru_pos[page] = self.old[i].hi - 1
             c.old_len += 1
         else:
             self.where[page] = YOUNG
             self.young[i].push_head(page, s)
+            self.lru_pos[page] = self.young[i].hi - 1
         if adjust:
             self._adjust_old(i)
 
@@ -324,6 +372,7 @@ class BufferPool:
     def _evict(self, page: int) -> None:
         i = int(self.inst_of[page])
         c = self.inst[i]
+        self._entry_dies(page)
         if self.where[page] == OLD:
             c.old_len -= 1
         self.where[page] = ABSENT
@@ -342,44 +391,86 @@ class BufferPool:
         for a free block (buf_LRU_scan_and_free_block) passes min_len=0.
         Returns (pages evicted, dirty pages chosen).
         buf_flush_LRU_list_batch / buf_LRU_scan_and_free_block (5.6).
+
+        The walk is vectorised: chunks of the ring are classified at once (live, io-fixed, clean)
+        and only the entries that lead to an action (evict, choose) are visited one by one; the
+        result is the entry-by-entry walk's (tests/test_buffer_pool.py compares the two).
         """
         c = self.inst[i]
         where, stamp, fix, oldest = self.where, self.lru_stamp, self.io_fix, self.oldest_lsn
         evicted = 0
         dirty: list[int] = []
         scanned = 0
+
+        def done() -> bool:
+            return (c.lru_len <= min_len or (free_target is not None and c.free >= free_target)
+                    or (want_dirty and len(dirty) >= want_dirty) or (not want_dirty and not evict_clean))
+
+        clean_only = evict_clean and not want_dirty     # buf_LRU_scan_and_free_block's first pass
         for ring, kind in ((self.old[i], OLD), (self.young[i], YOUNG)):
             k = ring.lo
+            ring_scanned = ring_evicted = 0
+            if clean_only and ring.skip_k > ring.lo:
+                # The memo: no clean unfixed page before skip_k; its live entries count as scanned.
+                if done():
+                    return evicted, dirty
+                if ring.skip_live >= max_scan - scanned:
+                    break
+                k = ring.skip_k
+                ring_scanned = ring.skip_live
+                scanned += ring.skip_live
+            finished = False
+            chunk = 64
             while k < ring.hi and scanned < max_scan:
-                if c.lru_len <= min_len:
-                    return evicted, dirty
-                if free_target is not None and c.free >= free_target:
-                    return evicted, dirty
-                if want_dirty and len(dirty) >= want_dirty:
-                    return evicted, dirty
-                if not want_dirty and not evict_clean:
-                    return evicted, dirty
-                page, s = ring.at(k)
-                if where[page] != kind or stamp[page] != s:
-                    if k == ring.lo:
-                        ring.lo += 1          # drop dead entries at the tail as we go
-                    k += 1
-                    continue
-                scanned += 1
-                if fix[page]:
-                    k += 1
-                    continue
-                if oldest[page] == 0:
-                    if evict_clean:
+                if done():
+                    finished = True
+                    break
+                end = min(ring.hi, k + chunk)
+                chunk = min(chunk * 2, 65536)
+                a, b = k & ring.mask, end & ring.mask
+                if a < b:                                # no wrap: views, no index arrays
+                    pages, stamps = ring.page[a:b], ring.stamp[a:b]
+                else:
+                    idx = np.arange(k, end) & ring.mask
+                    pages, stamps = ring.page[idx], ring.stamp[idx]
+                live = (where[pages] == kind) & (stamp[pages] == stamps)
+                cum = np.cumsum(live)
+                left = max_scan - scanned
+                # Entries up to the live one that uses the last of the scan budget are examined.
+                n = len(pages) if cum[-1] < left else int(np.searchsorted(cum, left)) + 1
+                clean = oldest[pages[:n]] == 0
+                act = live[:n] & (fix[pages[:n]] == 0) & ((clean & evict_clean) | (~clean & (want_dirty > 0)))
+                gone = ~live[:n]                     # dead entries, and below: the ones evicted now
+                stop = n
+                for p in np.flatnonzero(act).tolist():
+                    page = int(pages[p])
+                    if clean[p]:
                         self._evict(page)
                         evicted += 1
-                        if k == ring.lo:
-                            ring.lo += 1
-                elif len(dirty) < want_dirty:
-                    dirty.append(page)
-                    fix[page] = 1
-                    self.fix_newest[page] = self.newest_lsn[page]
-                k += 1
+                        ring_evicted += 1
+                        gone[p] = True
+                    else:
+                        dirty.append(page)
+                        fix[page] = 1
+                        self.fix_newest[page] = self.newest_lsn[page]
+                    if done():
+                        stop = p + 1
+                        finished = True
+                        break
+                scanned += int(cum[stop - 1])
+                ring_scanned += int(cum[stop - 1])
+                if ring.lo == k:                     # drop dead entries at the tail as we go
+                    alive = np.flatnonzero(~gone[:stop])
+                    ring.lo += int(alive[0]) if len(alive) else stop
+                k += stop
+                if finished:
+                    break
+            if clean_only and k > ring.skip_k:
+                # Every clean unfixed live entry before k was evicted: the memo now reaches k.
+                ring.skip_k, ring.skip_live = k, ring_scanned - ring_evicted
+            self._clip_memo(ring)
+            if finished:
+                return evicted, dirty
             if scanned >= max_scan:
                 break
         if evicted:
@@ -556,6 +647,7 @@ class BufferPool:
         self.io_fix[page] = 0
         self.writes_completed += 1
         if self.oldest_lsn[page] == 0:
+            self._may_be_evictable(page)
             return False
         i = int(self.inst_of[page])
         if self.newest_lsn[page] <= self.fix_newest[page]:
@@ -563,6 +655,7 @@ class BufferPool:
             self.inst[i].flush_list_len -= 1
             if self.written_newest is not None:
                 self.written_newest[page] = self.newest_lsn[page]
+            self._may_be_evictable(page)
             return True
         self.oldest_lsn[page] = lsn_now
         if self.newest_lsn[page] < lsn_now:
@@ -594,3 +687,14 @@ class BufferPool:
             dirty = int(np.count_nonzero(self.oldest_lsn[mine] != 0))
             assert c.flush_list_len == dirty, (i, c.flush_list_len, dirty)
         assert not np.any((self.oldest_lsn != 0) & (self.where == ABSENT)), "dirty page not resident"
+        for i in range(self.n_instances):
+            for ring, kind in ((self.old[i], OLD), (self.young[i], YOUNG)):
+                if ring.skip_k <= ring.lo:
+                    continue
+                k = np.arange(ring.lo, ring.skip_k)
+                pages = ring.page[k & ring.mask]
+                live = (self.where[pages] == kind) & (self.lru_stamp[pages] == ring.stamp[k & ring.mask])
+                assert ring.skip_live == int(live.sum()), ("memo count", i, kind)
+                evictable = live & (self.oldest_lsn[pages] == 0) & (self.io_fix[pages] == 0)
+                assert not evictable.any(), ("memo covers a clean page", i, kind)
+                assert np.all(self.lru_pos[pages[live]] == k[live]), ("lru_pos", i, kind)

@@ -94,3 +94,132 @@ def test_random_operations_keep_invariants(ops, inst):
         assert oldest == 0 or oldest <= lsn
     assert pool.unwritten_changes() == 0
     assert pool.double_completions == 0
+
+
+def _reference_tail_scan(pool, i, max_scan, evict_clean, want_dirty, free_target=None, min_len=256):
+    """The entry-by-entry walk of buf_flush_LRU_list_batch / buf_LRU_scan_and_free_block, as
+    BufferPool.lru_tail_scan did it before it was vectorised: the oracle for the fast version."""
+    from models.buffer_pool import OLD, YOUNG
+
+    c = pool.inst[i]
+    where, stamp, fix, oldest = pool.where, pool.lru_stamp, pool.io_fix, pool.oldest_lsn
+    evicted, dirty, scanned = 0, [], 0
+    for ring, kind in ((pool.old[i], OLD), (pool.young[i], YOUNG)):
+        k = ring.lo
+        while k < ring.hi and scanned < max_scan:
+            if c.lru_len <= min_len or (free_target is not None and c.free >= free_target) \
+                    or (want_dirty and len(dirty) >= want_dirty) or (not want_dirty and not evict_clean):
+                return evicted, dirty
+            page, s = ring.at(k)
+            if where[page] != kind or stamp[page] != s:
+                if k == ring.lo:
+                    ring.lo += 1
+                k += 1
+                continue
+            scanned += 1
+            if fix[page]:
+                k += 1
+                continue
+            if oldest[page] == 0:
+                if evict_clean:
+                    pool._evict(page)
+                    evicted += 1
+                    if k == ring.lo:
+                        ring.lo += 1
+            elif len(dirty) < want_dirty:
+                dirty.append(page)
+                fix[page] = 1
+                pool.fix_newest[page] = pool.newest_lsn[page]
+            k += 1
+        if scanned >= max_scan:
+            break
+    if evicted:
+        pool._adjust_old(i)
+    return evicted, dirty
+
+
+def _state(pool):
+    return (pool.where.tobytes(), pool.io_fix.tobytes(), pool.fix_newest.tobytes(),
+            [(r.lo, r.hi) for r in pool.old + pool.young],
+            [(c.free, c.lru_len, c.old_len, c.freed_page_clock) for c in pool.inst])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), dirty_frac=st.floats(0, 1), fixed_frac=st.floats(0, 0.3),
+       max_scan=st.integers(1, 3000), evict_clean=st.booleans(), want_dirty=st.integers(0, 40),
+       free_target=st.one_of(st.none(), st.integers(1, 400)), min_len=st.sampled_from([0, 256]))
+def test_vectorised_tail_scan_matches_the_entry_by_entry_walk(seed, dirty_frac, fixed_frac, max_scan, evict_clean,
+                                                             want_dirty, free_target, min_len):
+    import copy
+
+    rng = np.random.default_rng(seed)
+    pool = BufferPool(8192, 1, 1200, 2048, lru_scan_depth=64)
+    pool.preload(np.arange(8192))
+    for step in range(6):                       # churn: touches make young, dead entries pile up
+        pool.touch(rng.integers(0, 8192, 300), 2.0 * step)
+    res = np.flatnonzero(pool.where != ABSENT)
+    d = res[rng.random(len(res)) < dirty_frac]
+    pool.modify_lsns(d, np.full(len(d), 100, dtype=np.int64), np.full(len(d), 110, dtype=np.int64))
+    pool.io_fix[res[rng.random(len(res)) < fixed_frac]] = 1
+    twin = copy.deepcopy(pool)
+    got = pool.lru_tail_scan(0, max_scan, evict_clean, want_dirty, free_target=free_target, min_len=min_len)
+    want = _reference_tail_scan(twin, 0, max_scan, evict_clean, want_dirty, free_target=free_target, min_len=min_len)
+    assert got == want
+    assert _state(pool) == _state(twin)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), ops=st.lists(st.sampled_from(["scan", "scan", "scan", "dirty", "complete",
+                                                                   "touch", "read", "modify", "batch"]),
+                                                 min_size=5, max_size=60),
+       dirty_frac=st.floats(0.5, 0.99))
+def test_tail_scan_memo_gives_the_walks_results_through_any_sequence(seed, ops, dirty_frac):
+    """The memo of clean-page scans (Ring.skip_k) never changes a result: the same operations on two
+    pools, one scanning with the fast walk and one with the entry-by-entry walk, agree at every step."""
+    import copy
+
+    rng = np.random.default_rng(seed)
+    fast = BufferPool(6000, 1, 900, 2048, lru_scan_depth=64)
+    fast.preload(np.arange(6000))
+    res = np.flatnonzero(fast.where != ABSENT)
+    d = res[rng.random(len(res)) < dirty_frac]
+    fast.modify_lsns(d, np.full(len(d), 100, dtype=np.int64), np.full(len(d), 110, dtype=np.int64))
+    ref = copy.deepcopy(fast)
+    lsn, now = 200, 0.0
+    for op in ops:
+        now += 0.5
+        if op in ("scan", "dirty", "batch"):
+            args = {"scan": (int(rng.integers(1, 700)), True, 0, 1, 0),
+                    "dirty": (10 ** 6, False, int(rng.integers(1, 5)), None, 0),
+                    "batch": (int(rng.integers(1, 700)), True, int(rng.integers(1, 30)), None, 256)}[op]
+            got = fast.lru_tail_scan(0, args[0], args[1], args[2], free_target=args[3], min_len=args[4])
+            want = _reference_tail_scan(ref, 0, args[0], args[1], args[2], free_target=args[3], min_len=args[4])
+            assert got == want, op
+            if op == "scan" and got[0]:           # the freed frame is used by a page read in
+                page = int(rng.choice(np.flatnonzero(fast.where == ABSENT)))
+                for pool in (fast, ref):
+                    assert pool.take_free_frame(0)
+                    pool.add_read_page(page, now)
+        elif op == "complete":                    # writes in flight finish (clean now, or re-dirtied)
+            for p in np.flatnonzero(fast.io_fix).tolist()[: int(rng.integers(1, 20))]:
+                assert fast.write_complete(p, lsn) == ref.write_complete(p, lsn)
+                if rng.random() < 0.5:            # an LRU write frees its page; a flush-list one does not
+                    assert fast.evict_if_clean(p) == ref.evict_if_clean(p)
+        elif op == "touch":
+            pages = rng.integers(0, 6000, 200)
+            assert np.array_equal(fast.touch(pages, now), ref.touch(pages, now))
+        elif op == "read":
+            for page in rng.integers(0, 6000, 20).tolist():
+                if fast.where[page] == ABSENT and fast.take_free_frame(0):
+                    assert ref.take_free_frame(0)
+                    fast.add_read_page(page, now)
+                    ref.add_read_page(page, now)
+        elif op == "modify":
+            res = np.flatnonzero(fast.where != ABSENT)
+            pages = rng.choice(res, size=min(50, len(res)), replace=False)
+            for pool in (fast, ref):
+                pool.modify_lsns(pages, np.full(len(pages), lsn, dtype=np.int64),
+                                 np.full(len(pages), lsn + 5, dtype=np.int64))
+            lsn += 10
+        assert _state(fast)[:3] == _state(ref)[:3] and _state(fast)[4] == _state(ref)[4]
+        fast.check_invariants()
