@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -254,9 +255,10 @@ def _cmd_calibrate(args) -> int:
     from sim.fio import read_fio_json
     from sim.report import format_rows, write_atomic
 
+    if args.kind == "trace":
+        return _calibrate_trace(args)
     if args.kind != "fio":
-        raise InputError("innosim calibrate", "", f"{args.kind!r} is not a calibration kind",
-                         "fio (trace calibration needs the InnoDB engine)")
+        raise InputError("innosim calibrate", "", f"{args.kind!r} is not a calibration kind", "fio or trace")
     if not args.files:
         raise InputError("innosim calibrate fio", "", "no fio files given", "one or more fio JSON files")
     out = Path(args.output) if args.output else None
@@ -288,6 +290,92 @@ def _cmd_calibrate(args) -> int:
     if out is not None:
         write_atomic(out, json.dumps(cal.fit.profile, indent=2) + "\n")
         print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _calibrate_trace(args) -> int:
+    from sim.config import read_scenario_doc, scenario_from_dict
+    from sim.report import format_rows, write_atomic
+    from sim.run_output import resolved_toml
+    from sim.trace import merge, read_trace
+    from sim.trace_fit import SERIES, fit_trace, overlay_figure, parse_fit, parse_series
+    from sim.units import parse_duration_s
+
+    def duration(flag: str, text: str) -> float:
+        try:
+            return parse_duration_s(text)
+        except ValueError as err:
+            raise InputError(flag, text, str(err), "a duration such as 30s or 2min") from None
+
+    if not args.files:
+        raise InputError("innosim calibrate trace", "", "no trace files given",
+                         "sysbench / tpcc-mysql output, mysqladmin extended-status output or a CSV of samples")
+    if not args.scenario:
+        raise InputError("innosim calibrate trace", "--scenario", "is required",
+                         "the scenario (server, hardware, workload) the trace was measured on")
+    out = Path(args.output) if args.output else None
+    if out is not None and (out.is_dir() or out.suffix != ".toml"):
+        raise InputError(str(out), "-o", "is a directory" if out.is_dir() else "the fitted scenario is TOML",
+                         "a file path ending in .toml")
+    fit = parse_fit(args.fit)
+    series = parse_series(args.series)
+    doc = read_scenario_doc(Path(args.scenario))
+    base = scenario_from_dict(doc, args.scenario)
+    traces = [read_trace(f) for f in args.files]
+    trace = merge(traces)
+    last_s = float(trace.frame["time_s"].max())
+    duration_s = duration("--duration", args.duration) if args.duration else last_s
+    warmup_s = duration("--warmup", args.warmup) if args.warmup else min(10.0, duration_s / 5)
+    if duration_s > last_s + 1e-9:
+        raise InputError("--duration", args.duration, f"is longer than the trace ({last_s:g} s)",
+                         f"at most {last_s:g}s")
+    if duration_s - warmup_s < 10:
+        raise InputError("--warmup", args.warmup or "", "leaves less than 10 s of trace to fit",
+                         "a warm-up well inside --duration")
+    for tr in traces:
+        print(tr.describe(), file=sys.stderr)
+    t0 = time.perf_counter()
+    res = fit_trace(doc, args.scenario, trace, fit, warmup_s, duration_s, max_evals=args.max_evals,
+                    workers=args.workers,
+                    progress=lambda text: print(f"fit [{time.perf_counter() - t0:6.0f} s] {text}", file=sys.stderr,
+                                                flush=True), series=series)
+    fitted = scenario_from_dict(doc, args.scenario, name=base.name + "-fitted", overrides=res.overrides())
+    if args.json:
+        print(json.dumps({"fitted": {k: {"value": float(v), "sd": float(sd)} for k, v, sd in
+                                     zip(res.names, res.values, res.sd)},
+                          "fixed": res.fixed, "series": res.series_error.to_dict(orient="records"),
+                          "simulations": res.evaluations, "notes": res.notes}, indent=2))
+    else:
+        for n in res.notes:
+            print(f"note: {n}")
+        print(f"fitted on {warmup_s:g}-{duration_s:g} s of the trace, {res.evaluations} simulations of "
+              f"{duration_s:g} s each:")
+        print(format_rows(("parameter", "value", "sd"),
+                          [(k, f"{v:.4g}", f"{sd:.2g}") for k, v, sd in zip(res.names, res.values, res.sd)]))
+        print(f"\nfit error per series (means of {5} s windows; error relative to the measured mean):")
+        print(format_rows(("series", "fitted", "measured mean", "simulated mean", "mean error %", "NRMS %"),
+                          [(r.series, "yes" if r.fitted else "no (shown)", f"{r.measured_mean:,.4g}",
+                            f"{r.simulated_mean:,.4g}", f"{r.mean_error_pct:+.1f}", f"{r.nrms_pct:.1f}")
+                           for r in res.series_error.itertuples()]))
+        unused = [SERIES[c][0] for c in SERIES if c not in trace.frame]
+        if unused:
+            print("not in the trace, not fitted: " + ", ".join(unused))
+    header = (f"# fitted by innosim calibrate trace to {', '.join(map(str, args.files))}\n# "
+              + "; ".join(f"{k} = {v:.4g} (sd {sd:.2g})" for k, v, sd in zip(res.names, res.values, res.sd)) + "\n")
+    if out is not None:
+        text = resolved_toml(fitted)
+        dev = fitted.hardware.device
+        if Path(dev).is_file():
+            # A profile file is named relative to the fitted scenario, where the scenario looks for it.
+            rel = os.path.relpath(Path(dev).resolve(), out.resolve().parent)
+            text = text.replace(f"device = {json.dumps(dev)}", f"device = {json.dumps(rel)}")
+        write_atomic(out, header + text + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    if args.plot:
+        from sim.plots import _save
+
+        _save(overlay_figure(res, warmup_s), Path(args.plot))
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 
@@ -352,10 +440,23 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
     val.set_defaults(func=_cmd_validate)
 
-    cal = sub.add_parser("calibrate", help="fit a device profile to fio results")
-    cal.add_argument("kind", help="fio")
-    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files (gzip allowed)")
-    cal.add_argument("-o", "--output", help="profile JSON to write")
+    cal = sub.add_parser("calibrate", help="fit a device profile to fio results, or workload quantities to a "
+                                           "measured server trace")
+    cal.add_argument("kind", help="fio or trace")
+    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files, or trace files: sysbench or "
+                                             "tpcc-mysql output, mysqladmin extended-status output, CSV samples "
+                                             "(gzip allowed)")
+    cal.add_argument("-o", "--output", help="profile JSON (fio) or fitted scenario TOML (trace) to write")
+    cal.add_argument("--scenario", help="trace: the scenario the trace was measured on")
+    cal.add_argument("--fit", action="append", help="trace: a parameter to fit, key or key=lo:hi (repeatable; "
+                                                    "default cpu_per_txn, pages_modified_per_txn, hot_data_pct)")
+    cal.add_argument("--series", help="trace: series to match, of tps, checkpoint_age, pages_flushed, pages_read, "
+                                      "redo (default: all the trace has; the others are still shown)")
+    cal.add_argument("--warmup", help="trace: seconds at the start left out of the fit (default 10s)")
+    cal.add_argument("--duration", help="trace: seconds of the trace to fit (default all)")
+    cal.add_argument("--max-evals", type=int, default=40, help="trace: most optimiser steps (default 40)")
+    cal.add_argument("--workers", type=int, default=0, help="trace: worker processes (default all cores)")
+    cal.add_argument("--plot", help="trace: overlay PNG of measured and simulated series")
     cal.add_argument("--name", help="profile name (default: the output file's stem)")
     cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")
     cal.add_argument("--json", action="store_true", help="print {profile, holdout_rows} as JSON")

@@ -84,7 +84,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "hardware": {
         "device": Key("device", "str", "fusionio-2012",
-                      doc="built-in device profile name or path to a JSON profile"),
+                      doc="built-in device profile name, or path to a JSON profile (relative: to the working "
+                          "directory, else to the scenario file)"),
         "filesystem": Key("filesystem", "choice", "xfs", choices=FILESYSTEMS, listable=True),
         "kernel": Key("kernel", "choice", "2012", choices=KERNELS, listable=True,
                       doc="kernel era of the filesystem locking rules"),
@@ -414,6 +415,11 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
         raise InputError(where("server", "innodb_log_file_size"), f"server.{err.field}", err.problem,
                          err.allowed) from None
     device = hw["device"]
+    if device not in builtin_profile_names() and not Path(device).is_file():
+        # A relative path is looked up beside the scenario file that names it.
+        beside = Path(where("hardware", "device")).parent / device
+        if not Path(device).is_absolute() and Path(where("hardware", "device")).is_file() and beside.is_file():
+            hw["device"] = device = str(beside)
     if device not in builtin_profile_names() and not Path(device).is_file():
         raise InputError(where("hardware", "device"), "hardware.device", f"{device!r} is not found",
                          "a built-in profile (" + ", ".join(builtin_profile_names()) + ") or a JSON file")

@@ -41,7 +41,7 @@ def _decode(raw: bytes, src: str) -> str:
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except OSError as err:
+        except (OSError, EOFError) as err:
             raise InputError(src, "", f"not a valid gzip file: {err}") from None
     try:
         return raw.decode("utf-8")

@@ -1,0 +1,83 @@
+"""Trace fitting: a trace the simulator made from known workload quantities is fitted back to
+them; the command's bad input gets one clear message."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from sim.trace import read_trace_bytes
+from sim.trace_fit import fit_trace, parse_fit
+from trace_synth import samples_csv
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = str(ROOT / "scenarios" / "default.toml")
+
+
+def test_cpu_per_txn_is_recovered_from_a_simulated_trace():
+    from sim.config import read_scenario_doc
+
+    text, truth = samples_csv(DEFAULT, ["run.duration=20s", "workload.cpu_per_txn=2.5ms"])
+    trace = read_trace_bytes(text.encode(), "synthetic.csv")
+    res = fit_trace(read_scenario_doc(Path(DEFAULT)), DEFAULT, trace, parse_fit(["workload.cpu_per_txn"]),
+                    warmup_s=4.0, duration_s=20.0, max_evals=12, workers=1)
+    assert res.values[0] == pytest.approx(2.5e-3, rel=0.03)
+    # The redo per transaction came from the counters, corrected for the log's own overhead.
+    assert res.fixed["workload.redo_bytes_per_txn"] == pytest.approx(4000, rel=0.01)
+    err = res.series_error.set_index("column")
+    assert abs(err.loc["tps", "mean_error_pct"]) < 2.0
+    assert any("not fitted" in n for n in res.notes)
+
+
+@pytest.mark.slow
+def test_two_parameters_from_a_trace_with_other_noise(tmp_path):
+    # The trace has another seed than the fit, so its noise is not the simulator's own.
+    text, _ = samples_csv(DEFAULT, ["run.duration=40s", "workload.cpu_per_txn=2.5ms",
+                                    "workload.pages_modified_per_txn=12", "run.seed=7"])
+    path = tmp_path / "trace.csv"
+    path.write_text(text)
+    out = tmp_path / "fitted.toml"
+    png = tmp_path / "overlay.png"
+    assert main(["calibrate", "trace", str(path), "--scenario", DEFAULT, "--fit", "workload.cpu_per_txn",
+                 "--fit", "workload.pages_modified_per_txn", "--warmup", "5s", "-o", str(out),
+                 "--plot", str(png)]) == 0
+    import tomllib
+
+    from sim.units import parse_duration_s
+
+    fitted = tomllib.loads(out.read_text())["workload"]
+    assert parse_duration_s(fitted["cpu_per_txn"]) == pytest.approx(2.5e-3, rel=0.05)
+    assert fitted["pages_modified_per_txn"] == pytest.approx(12, rel=0.15)
+    assert png.stat().st_size > 20_000
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("extra, needle", [
+    ([], "--scenario"),
+    (["--scenario", DEFAULT, "--fit", "workload.users"], "cannot be fitted"),
+    (["--scenario", DEFAULT, "--fit", "workload.cpu_per_txn=5:1"], "lo:hi"),
+    (["--scenario", DEFAULT, "--duration", "999s"], "longer than the trace"),
+    (["--scenario", DEFAULT, "--warmup", "soon"], "--warmup"),
+    (["--scenario", DEFAULT, "-o", "fitted.json"], ".toml"),
+    (["--scenario", DEFAULT, "--series", "tps,latency"], "is not a series"),
+    (["--scenario", DEFAULT, "--series", "redo"], "needs throughput"),
+])
+def test_bad_arguments_exit_2_with_one_message(tmp_path, extra, needle):
+    trace = tmp_path / "t.csv"
+    trace.write_text("time_s,Com_commit\n" + "".join(f"{k},{k * 100}\n" for k in range(40)))
+    r = _cli("calibrate", "trace", str(trace), *extra)
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_trace_file_exit_2(tmp_path):
+    bad = tmp_path / "junk.bin"
+    bad.write_bytes(b"\x00\x01\x02\x03" * 100)
+    r = _cli("calibrate", "trace", str(bad), "--scenario", DEFAULT)
+    assert r.returncode == 2 and "junk.bin" in r.stderr and "Traceback" not in r.stderr
