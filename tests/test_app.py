@@ -298,7 +298,6 @@ def test_calibrate_page_fits_uploaded_fio_results():
     files = [(name, data, "application/json") for name, data in fio_run_set(numjobs=(1, 2))]
     at = AppTest.from_function(_calibrate, default_timeout=180).run()
     assert not at.exception
-    assert any("not available yet" in i.value for i in at.info)          # the trace part says so
     at.file_uploader[0].set_value(files).run()
     at.text_input(key="cal-holdout").set_value("numjobs=2")
     at.button[0].click().run()
@@ -353,3 +352,31 @@ def test_learn_walks_render_their_simulations():
     # Averaging hides: the lowest 60 s value is far above the lowest 1 s value.
     mins = dict(zip(table["resolution"], table["min commits/s"]))
     assert mins["60s"] > mins["1s"]
+
+
+def test_calibrate_page_fits_a_server_trace():
+    from trace_synth import samples_csv
+
+    text, _ = samples_csv(str(Path(APP).parent / "scenarios" / "default.toml"),
+                          ["run.duration=20s", "workload.cpu_per_txn=2.5ms"])
+    at = AppTest.from_function(_calibrate, default_timeout=300).run()
+    at.file_uploader(key="tr-files").set_value([("status.csv", text.encode(), "text/csv")]).run()
+    at.multiselect(key="tr-fit").set_value(["workload.cpu_per_txn"])
+    at.text_input(key="tr-warmup").set_value("4s")
+    at.text_input(key="tr-duration").set_value("")
+    at.button(key="tr-run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, at.error[0].value if at.error else ""
+    fitted = at.dataframe[0].value
+    assert fitted["parameter"].tolist() == ["workload.cpu_per_txn"]
+    assert fitted["value"].iloc[0] == pytest.approx(2.5e-3, rel=0.03)
+    assert len(at.get("image")) == 1
+    assert "Fitted scenario" in [b.proto.label for b in at.get("download_button")]
+
+
+def test_calibrate_page_trace_errors_show_the_message():
+    at = AppTest.from_function(_calibrate, default_timeout=120).run()
+    at.file_uploader(key="tr-files").set_value([("junk.csv", b"a,b\n1,2\n", "text/csv")]).run()
+    at.button(key="tr-run").click().run()
+    assert not at.exception
+    assert at.error and "junk.csv" in at.error[0].value and "innosim-app-trace" not in at.error[0].value

@@ -1,19 +1,27 @@
 """Calibrate page: fio results in, a fitted device profile out (sim.calibrate, the same fit as
-`innosim calibrate fio`), with the fit report, the cross-prediction check and the downloads."""
+`innosim calibrate fio`), with the fit report, the cross-prediction check and the downloads; and a
+server trace in, fitted workload quantities out (`innosim calibrate trace`, run as a child
+process)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from models.errors import InputError
+from sim.app.settings import SCENARIO_DIR, shipped_oltp_scenarios
 from sim.calibrate import TARGETS, calibrate_fio, report_rows
 from sim.fio import read_fio_json_bytes
 from sim.plots import fio_fit_figure
-from sim.app.widgets import figure_block
+from sim.trace_fit import DEFAULT_FIT, FITTABLE, SERIES_NAMES
+from sim.app.widgets import child_error, figure_block
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -90,7 +98,98 @@ def render() -> None:
     if "cal-out" in st.session_state:
         show_fit(*st.session_state["cal-out"])
     st.divider()
-    st.subheader("Server traces")
-    st.info("Fitting workload quantities to a measured server trace (sysbench, tpcc-mysql, mysqladmin "
-            "extended-status, INNODB_METRICS samples) is not available yet: it lands with the trace part of the "
-            "calibration work (`innosim calibrate trace`).")
+    trace_section()
+
+
+def run_trace_fit(files: list[tuple[str, bytes]], scenario: tuple[str, bytes] | str, fit: list[str],
+                  warmup: str, duration: str, max_evals: int, series: list[str] | None = None) -> dict:
+    """`innosim calibrate trace` in a child process (its worker processes are forked from a plain
+    interpreter, not from the app's threaded server): the JSON report, the fitted TOML, the PNG."""
+    with tempfile.TemporaryDirectory(prefix="innosim-app-trace-") as tmp:
+        d = Path(tmp)
+        paths = []
+        for name, data in files:
+            p = d / Path(name).name
+            p.write_bytes(data)
+            paths.append(str(p))
+        if isinstance(scenario, tuple):
+            scn_path = d / Path(scenario[0]).name
+            scn_path.write_bytes(scenario[1])
+        else:
+            scn_path = Path(scenario)
+        cmd = [sys.executable, "-m", "sim.cli", "calibrate", "trace", *paths, "--scenario", str(scn_path),
+               "--json", "-o", str(d / "fitted.toml"), "--plot", str(d / "overlay.png"),
+               "--max-evals", str(max_evals)]
+        for k in fit:
+            cmd += ["--fit", k]
+        if series:
+            cmd += ["--series", ",".join(series)]
+        if warmup.strip():
+            cmd += ["--warmup", warmup.strip()]
+        if duration.strip():
+            cmd += ["--duration", duration.strip()]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=SCENARIO_DIR.parent)
+        if r.returncode != 0:
+            raise child_error(r.stderr.splitlines(), "trace fit", hide=tmp)
+        out = json.loads(r.stdout)
+        out["toml"] = (d / "fitted.toml").read_text()
+        out["png"] = (d / "overlay.png").read_bytes()
+        out["traces"] = [ln.replace(tmp + "/", "") for ln in r.stderr.splitlines() if " s intervals" in ln]
+    return out
+
+
+def trace_section() -> None:
+    st.subheader("Workload from a server trace")
+    st.caption("Upload what you measured on a server (sysbench or tpcc-mysql output, `mysqladmin extended-status "
+               "-r -i 1` output, a CSV of SHOW GLOBAL STATUS / INNODB_METRICS samples; several files of one run "
+               "are merged) and pick the scenario it ran on. innosim fits the quantities a trace cannot show "
+               "directly by simulating the scenario until its series match the measured ones. Each step is a "
+               "simulation of the fitted span, so this takes minutes; `validation/live/capture.py` records such "
+               "a trace on your own machine.")
+    traces = st.file_uploader("trace files", type=["txt", "log", "csv", "gz", "out"], accept_multiple_files=True,
+                              key="tr-files")
+    c1, c2 = st.columns(2)
+    names = list(shipped_oltp_scenarios())
+    which = c1.selectbox("scenario the trace was measured on", names + ["upload"], key="tr-stem")
+    scn_up = c1.file_uploader("scenario TOML", type=["toml"], key="tr-scn") if which == "upload" else None
+    fit = c2.multiselect("fit", list(FITTABLE), default=list(DEFAULT_FIT), key="tr-fit")
+    series = c2.multiselect("match the series", list(SERIES_NAMES), default=list(SERIES_NAMES), key="tr-series",
+                            help="the ones the trace lacks are left out anyway; unmatched ones are still shown")
+    c3, c4, c5 = st.columns(3)
+    warmup = c3.text_input("warm-up left out", "10s", key="tr-warmup")
+    duration = c4.text_input("span fitted (empty: the whole trace)", "60s", key="tr-duration")
+    max_evals = int(c5.number_input("most optimiser steps", 2, 60, 8, key="tr-evals"))
+    ready = bool(traces) and bool(fit) and "tps" in series and (which != "upload" or scn_up is not None)
+    if st.button("Fit the trace", type="primary", key="tr-run", disabled=not ready):
+        scenario = (scn_up.name, scn_up.getvalue()) if which == "upload" else str(SCENARIO_DIR / f"{which}.toml")
+        try:
+            with st.spinner("simulating and fitting (minutes)..."):
+                out = run_trace_fit([(f.name, f.getvalue()) for f in traces], scenario, fit, warmup, duration,
+                                    max_evals, series)
+        except InputError as err:
+            st.error(str(err))
+            st.session_state.pop("tr-out", None)
+        else:
+            st.session_state["tr-out"] = out
+    if "tr-out" in st.session_state:
+        show_trace_fit(st.session_state["tr-out"])
+
+
+def show_trace_fit(out: dict) -> None:
+    for line in out["traces"]:
+        st.caption(line)
+    for n in out["notes"]:
+        st.info(n)
+    fitted = pd.DataFrame([{"parameter": k, "value": v["value"], "sd": v["sd"]} for k, v in out["fitted"].items()])
+    st.markdown(f"**Fitted values** ({out['simulations']} simulations)")
+    st.dataframe(fitted, hide_index=True)
+    series = pd.DataFrame(out["series"])
+    st.markdown("**Fit error per series** (5 s windows after the warm-up; relative to the measured mean)")
+    st.dataframe(series[["series", "fitted", "measured_mean", "simulated_mean", "mean_error_pct", "nrms_pct"]],
+                 hide_index=True)
+    st.markdown("**Measured and simulated series**")
+    st.image(out["png"], width="stretch")
+    c1, c2, c3, _ = st.columns([1, 1, 1, 3])
+    c1.download_button("PNG", out["png"], "trace-fit.png", "image/png", key="tr-png")
+    c2.download_button("CSV", series.to_csv(index=False), "trace-fit-series.csv", "text/csv", key="tr-csv")
+    c3.download_button("Fitted scenario", out["toml"], "fitted.toml", "application/toml", key="tr-toml")

@@ -15,7 +15,7 @@ import streamlit as st
 
 from models.errors import InputError
 from sim.app.settings import FORM_SECTIONS, SCENARIO_DIR, editable_keys, load_shipped, shipped_oltp_scenarios
-from sim.app.widgets import figure_block
+from sim.app.widgets import child_error, figure_block
 from sim.sweep import METRIC_LABELS, METRICS, SweepSpec, display_frame, expand, parse_grid, read_table
 from sim.sweep_plots import heatmap_figure, line_figure
 
@@ -66,8 +66,7 @@ def run_sweep(stem: str, grids: list[str], replicates: int, duration: str, on_pr
             if m and on_progress:
                 on_progress(int(m.group(1)), int(m.group(2)))
         if proc.wait() != 0:
-            message = next((ln for ln in reversed(lines) if ln.startswith("innosim:")), "\n".join(lines[-5:]))
-            raise InputError("sweep", "", message.removeprefix("innosim: ").strip())
+            raise child_error(lines, "sweep", hide=tmp)
         runs, ci, keys = read_table(out.read_bytes(), out.name)
     return runs, ci, keys
 

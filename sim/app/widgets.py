@@ -64,3 +64,12 @@ def settings_form(scn, prefix: str, columns: int = 3, preset: dict[str, str] | N
 def run_with_progress(scn, label: str = "") -> dict:
     """The cached run of `scn`, with a progress bar while it simulates."""
     return run_resolved(resolved_toml(scn), scn.name, label)
+
+
+def child_error(stderr_lines: list[str], context: str, hide: str = "") -> InputError:
+    """The error an `innosim` child process reported (its `innosim: ...` line), as an InputError;
+    `hide` (a temporary directory) is cut from the message."""
+    lines = [ln for ln in stderr_lines if ln.strip()]
+    message = next((ln for ln in reversed(lines) if ln.startswith("innosim:")), "\n".join(lines[-5:]))
+    message = message.removeprefix("innosim: ").strip()
+    return InputError(context, "", message.replace(hide + "/", "") if hide else message)
