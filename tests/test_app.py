@@ -240,6 +240,7 @@ def test_sweep_page_runs_a_small_sweep_then_loads_its_table(tmp_path, monkeypatc
     assert (view["runs"] == 1).all() and (view["tps_mean_mean"] > 0).all()
     runs = at.session_state["sw-result"][0]
     assert len(list((tmp_path / "cache").glob("*.json"))) == 6     # the CLI's run cache, shared
+    assert [b.proto.label for b in at.get("download_button")][-3:] == ["CSV (means)", "Parquet (runs)", "CSV (runs)"]
     # The runs table, loaded back, gives the same means.
     buf = io.BytesIO()
     runs.to_parquet(buf, index=False)

@@ -1,6 +1,7 @@
 """One real-browser run of the app: streamlit headless on 127.0.0.1, Chromium driven by Playwright,
 the default scenario run from the What-if page and compared on the Compare page, the Learn page's
-first walk-through, and every other page opened; screenshots saved under artifacts/.
+first walk-through, a small sweep run from the Sweep page, and every other page opened;
+screenshots saved under artifacts/.
 
 Needs the playwright Python package (a dev dependency) and Debian's chromium at /usr/bin/chromium
 (`.ci/run` installs it when missing). Without them the test is skipped locally, and fails in CI
@@ -82,6 +83,16 @@ def test_browser_runs_the_default_scenario_and_saves_a_screenshot():
             page.locator("[data-testid='stImage'] img").first.wait_for(timeout=60_000)
             assert page.locator("[data-testid='stException']").count() == 0
             page.screenshot(path=str(ROOT / "artifacts" / "learn-io.png"), full_page=True)
+            # Sweep: a small sweep run from the page (innosim sweep in a child of the server).
+            page.goto(f"{url}/sweep")
+            dur = page.get_by_role("textbox", name="run.duration of each run")
+            dur.fill("2s")
+            dur.press("Enter")
+            page.get_by_role("button", name="Run sweep").click()
+            page.locator("[data-testid='stImage'] img").nth(1).wait_for(timeout=180_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+            assert page.locator("[data-testid='stAlertContentError']").count() == 0
+            page.screenshot(path=str(ROOT / "artifacts" / "sweep-small.png"), full_page=True)
             for path, title in (("sweep", "Sweep: a region of settings"),
                                 ("calibrate", "Calibrate: your device from fio results"),
                                 ("iobench", "IObench what-if: device and filesystem")):
