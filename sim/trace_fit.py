@@ -193,8 +193,15 @@ class Objective:
         parts = [(s[c].to_numpy()[:n] - self.measured[c].to_numpy()[:n]) / self.scale[c] for c in self.cols]
         return np.nan_to_num(np.concatenate(parts), nan=0.0)
 
+    def steps(self, x: np.ndarray) -> list[np.ndarray]:
+        """The points of the forward-difference Jacobian at x."""
+        return [x + DIFF_STEP * np.eye(len(x))[i] for i in range(len(x))]
+
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        r = self.residuals_of(self.frames([x])[0])
+        # The workers left idle by this one simulation start on Jacobian columns at x: they are
+        # used if the optimiser accepts x (the usual case) and cost no wall time if it does not.
+        spare = self.steps(x)[: max(0, self.workers - 1)]
+        r = self.residuals_of(self.frames([x, *spare])[0])
         if self.progress:
             values = ", ".join(f"{k.split('.')[1]}={math.exp(v):.4g}" for k, v in zip(self.names, x))
             self.progress(f"{len(self.cache)} simulations; at {values}: RMS {float(np.sqrt(np.mean(r ** 2))):.3f}")
@@ -202,8 +209,7 @@ class Objective:
 
     def jac(self, x: np.ndarray) -> np.ndarray:
         r0 = self.residuals_of(self.frames([x])[0])
-        steps = [x + DIFF_STEP * np.eye(len(x))[i] for i in range(len(x))]
-        cols = [(self.residuals_of(f) - r0) / DIFF_STEP for f in self.frames(steps)]
+        cols = [(self.residuals_of(f) - r0) / DIFF_STEP for f in self.frames(self.steps(x))]
         return np.column_stack(cols)
 
 
