@@ -322,7 +322,14 @@ def _calibrate_trace(args) -> int:
     doc = read_scenario_doc(Path(args.scenario))
     base = scenario_from_dict(doc, args.scenario)
     traces = [read_trace(f) for f in args.files]
-    trace = merge(traces)
+    shifts = [duration("--shift", x) if not x.strip().startswith("-") else -duration("--shift", x.strip()[1:])
+              for x in (args.shift or [])]
+    if any(not float(x).is_integer() for x in shifts):
+        raise InputError("--shift", ",".join(args.shift), "the frames are per second", "whole seconds, e.g. -2s")
+    if shifts and len(shifts) != len(traces):
+        raise InputError("--shift", ",".join(args.shift), f"{len(shifts)} shifts for {len(traces)} trace files",
+                         "one --shift per trace file, in the order of the files (0 for the ones that stay)")
+    trace = merge(traces, shifts or None)
     last_s = float(trace.frame["time_s"].max())
     duration_s = duration("--duration", args.duration) if args.duration else last_s
     warmup_s = duration("--warmup", args.warmup) if args.warmup else min(10.0, duration_s / 5)
@@ -452,6 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "default cpu_per_txn, pages_modified_per_txn, hot_data_pct)")
     cal.add_argument("--series", help="trace: series to match, of tps, checkpoint_age, pages_flushed, pages_read, "
                                       "redo (default: all the trace has; the others are still shown)")
+    cal.add_argument("--shift", action="append", help="trace: move a file's clock by this much (e.g. -2s), one per "
+                                                      "file in order, when the files did not start together")
     cal.add_argument("--warmup", help="trace: seconds at the start left out of the fit (default 10s)")
     cal.add_argument("--duration", help="trace: seconds of the trace to fit (default all)")
     cal.add_argument("--max-evals", type=int, default=40, help="trace: most optimiser steps (default 40)")

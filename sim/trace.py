@@ -397,7 +397,8 @@ def merge(traces: list[Trace], shifts_s: list[float] | None = None) -> Trace:
         else:
             new = [c for c in f.columns if c not in frame.columns]
             frame = frame.merge(f[["time_s", *new]], on="time_s", how="outer")
-    frame = frame.sort_values("time_s").reset_index(drop=True)
+    frame = frame[frame["time_s"] > 0].sort_values("time_s").reset_index(drop=True)
     notes = [n for tr in traces for n in tr.notes]
+    notes += [f"{tr.source}: clock moved by {shift:+g} s" for tr, shift in zip(traces, shifts_s) if shift]
     return Trace(" + ".join(t.source for t in traces), "+".join(t.kind for t in traces), frame,
                  min(t.interval_s for t in traces), _lacks(frame), notes)

@@ -228,3 +228,14 @@ def test_live_capture_example_reads_and_its_sources_agree():
     assert f["log_lsn_checkpoint_age"].mean() == pytest.approx(71.2e6, rel=0.01)
     assert (f["log_lsn_checkpoint_age"] < f["checkpoint_max_age_bytes"]).all()
     assert f["Innodb_os_log_written"].sum() / f["tps"].sum() == pytest.approx(3753, rel=0.01)
+
+
+def test_merge_shifts_a_files_clock():
+    client = read_trace_bytes(SYSBENCH.encode(), "sb.txt")
+    rows = ["time_s,Com_commit,Innodb_checkpoint_age"] + [f"{k},{k * 1000},{k * 10}" for k in range(7)]
+    server = read_trace_bytes(("\n".join(rows) + "\n").encode(), "s.csv")
+    m = merge([client, server], [0.0, -2.0])       # the sampler started 2 s before the client
+    f = m.frame.set_index("time_s")
+    assert f.loc[1.0, "log_lsn_checkpoint_age"] == 30.0 and f.loc[1.0, "tps"] == 1770.34
+    assert (m.frame["time_s"] > 0).all()
+    assert any("-2 s" in n for n in m.notes)

@@ -66,6 +66,9 @@ def _cli(*args):
     (["--scenario", DEFAULT, "-o", "fitted.json"], ".toml"),
     (["--scenario", DEFAULT, "--series", "tps,latency"], "is not a series"),
     (["--scenario", DEFAULT, "--series", "redo"], "needs throughput"),
+    (["--scenario", DEFAULT, "--shift", "0", "--shift", "1s"], "2 shifts for 1 trace files"),
+    (["--scenario", DEFAULT, "--shift", "later"], "--shift"),
+    (["--scenario", DEFAULT, "--shift", "500ms"], "whole seconds"),
 ])
 def test_bad_arguments_exit_2_with_one_message(tmp_path, extra, needle):
     trace = tmp_path / "t.csv"
