@@ -51,6 +51,12 @@ def _finish(fig, ax, ylabel: str, legend: str | None = "upper left"):
     return _margins(fig)
 
 
+def _over_intervals(df):
+    """(x, y) to draw each value over the interval that ends at its time (steps-pre)."""
+    dt = _interval_s(df) if len(df) > 1 else float(df["time_s"].iloc[0])
+    return [float(df["time_s"].iloc[0]) - dt] + df["time_s"].tolist(), [float(df["tps"].iloc[0])] + df["tps"].tolist()
+
+
 def throughput_figure(frames: dict, labels=("1s", "10s")):
     fig, ax = plt.subplots(figsize=(10, 3.6))
     for label in labels:
@@ -59,11 +65,7 @@ def throughput_figure(frames: dict, labels=("1s", "10s")):
             if label == "1s":
                 ax.plot(df["time_s"], df["tps"], label="commits/s, 1 s averages", lw=1.2)
             else:
-                # Each value covers the interval that ends at its time: draw it over that interval.
-                dt = float(df["time_s"].iloc[0])
-                x = [float(df["time_s"].iloc[0]) - dt] + df["time_s"].tolist()
-                y = [float(df["tps"].iloc[0])] + df["tps"].tolist()
-                ax.plot(x, y, label=f"commits/s, {label} averages", drawstyle="steps-pre", lw=2)
+                ax.plot(*_over_intervals(df), label=f"commits/s, {label} averages", drawstyle="steps-pre", lw=2)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("commits / s")
     ax.legend(loc="lower right")
@@ -123,14 +125,10 @@ STALL_COLORS = {"sync flush": "tab:red", "free-page wait": "tab:orange", "log wr
                 "file lock": "tab:brown", "none identified": "tab:gray"}
 
 
-def tps_figure(df, label: str, stalls_df=None, other=None, other_label: str = "B", self_label: str = "A"):
-    """Commits/s at one resolution; stalls shaded in the colour of their cause. `other`: a second
-    run's frame at the same resolution, drawn on the same axes (compare)."""
+def tps_figure(df, label: str, stalls_df=None):
+    """Commits/s at one resolution; stalls shaded in the colour of their cause."""
     fig, ax = plt.subplots(figsize=(10, 3.6))
-    ax.plot(df["time_s"], df["tps"], drawstyle="steps-pre", lw=1.2, label=f"commits/s, {label} intervals"
-            + ("" if other is None else f", {self_label}"))
-    if other is not None:
-        ax.plot(other["time_s"], other["tps"], drawstyle="steps-pre", lw=1.2, label=f"{other_label}")
+    ax.plot(df["time_s"], df["tps"], drawstyle="steps-pre", lw=1.2, label=f"commits/s, {label} intervals")
     seen = set()
     if stalls_df is not None:
         for row in stalls_df.itertuples():
@@ -202,12 +200,8 @@ def resolutions_figure(frames: dict, labels=("100ms", "1s", "10s", "60s")):
     for label in labels:
         if label not in frames:
             continue
-        df = frames[label]
-        dt = _interval_s(df) if len(df) > 1 else float(df["time_s"].iloc[0])
-        x = [float(df["time_s"].iloc[0]) - dt] + df["time_s"].tolist()
-        y = [float(df["tps"].iloc[0])] + df["tps"].tolist()
-        ax.plot(x, y, drawstyle="steps-pre", lw=widths.get(label, 1.0), label=f"{label} averages",
-                alpha=0.55 if label == "100ms" else 1.0)
+        ax.plot(*_over_intervals(frames[label]), drawstyle="steps-pre", lw=widths.get(label, 1.0),
+                label=f"{label} averages", alpha=0.55 if label == "100ms" else 1.0)
     ax.set_ylim(bottom=0)
     return _finish(fig, ax, "commits / s", legend="lower right")
 

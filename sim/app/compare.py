@@ -11,7 +11,7 @@ import streamlit as st
 from models.errors import InputError
 from sim.app.settings import apply, form_texts, overrides_from
 from sim.app.widgets import choose_scenario, figure_block, run_with_progress, settings_form
-from sim.plots import FLUSH_KINDS, overlay_figure, tps_figure
+from sim.plots import FLUSH_KINDS, overlay_figure
 from sim.sweep import METRIC_LABELS, METRICS, metrics_row
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s"}
@@ -74,7 +74,7 @@ def show_comparison(out_a: dict, out_b: dict, names: tuple[str, str], resolution
         st.warning(f"a run is shorter than {resolution}: showing 1 s intervals")
         label = "1s"
     da, db = fa[label], fb[label]
-    figure_block(f"Throughput at {resolution} resolution", tps_figure(da, resolution, other=db, other_label=lb, self_label=la),
+    figure_block(f"Throughput at {resolution} resolution", overlay_figure({la: da, lb: db}, "tps", "commits / s"),
                  joined(da, db, ["tps"]), f"compare-throughput-{label}")
     figure_block(f"Latency p99 at {resolution}", overlay_figure({la: da, lb: db}, "latency_p99_ms", "latency p99 (ms)",
                                                                 logy=True),
