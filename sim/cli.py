@@ -298,7 +298,7 @@ def _calibrate_trace(args) -> int:
     from sim.report import format_rows, write_atomic
     from sim.run_output import resolved_toml
     from sim.trace import merge, read_trace
-    from sim.trace_fit import SERIES, fit_trace, overlay_figure, parse_fit, parse_series
+    from sim.trace_fit import BLOCK_S, SERIES, fit_trace, overlay_figure, parse_fit, parse_series
     from sim.units import parse_duration_s
 
     def duration(flag: str, text: str) -> float:
@@ -359,12 +359,12 @@ def _calibrate_trace(args) -> int:
               f"{duration_s:g} s each:")
         print(format_rows(("parameter", "value", "sd"),
                           [(k, f"{v:.4g}", f"{sd:.2g}") for k, v, sd in zip(res.names, res.values, res.sd)]))
-        print(f"\nfit error per series (means of {5} s windows; error relative to the measured mean):")
+        print(f"\nfit error per series (means of {BLOCK_S} s windows; error relative to the measured mean):")
         print(format_rows(("series", "fitted", "measured mean", "simulated mean", "mean error %", "NRMS %"),
                           [(r.series, "yes" if r.fitted else "no (shown)", f"{r.measured_mean:,.4g}",
                             f"{r.simulated_mean:,.4g}", f"{r.mean_error_pct:+.1f}", f"{r.nrms_pct:.1f}")
                            for r in res.series_error.itertuples()]))
-        unused = [SERIES[c][0] for c in SERIES if c not in trace.frame]
+        unused = [SERIES[c] for c in SERIES if c not in trace.frame]
         if unused:
             print("not in the trace, not fitted: " + ", ".join(unused))
     header = (f"# fitted by innosim calibrate trace to {', '.join(map(str, args.files))}\n# "

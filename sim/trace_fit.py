@@ -3,9 +3,8 @@ skew) to a measured per-second trace, by simulating the scenario and minimising 
 between simulated and measured series (issue 4, part 4).
 
 Method:
-1. Direct start values where the trace has the counters: redo bytes per transaction =
-   Innodb_os_log_written / commits; pages read per transaction (logical) from
-   Innodb_buffer_pool_read_requests / commits.
+1. Redo bytes per transaction straight from the counters where the trace has them:
+   Innodb_os_log_written / commits (then held, not fitted).
 2. Residuals: for every series both sides have (throughput, checkpoint age, pages flushed, pages
    read from disk, redo bytes), simulated minus measured, averaged over `BLOCK_S` windows after the
    warm-up and divided by the measured series' mean (so each series weighs the same whatever
@@ -38,13 +37,14 @@ DIFF_STEP = 0.08
 # Short names for --series.
 SERIES_NAMES = {"tps": "tps", "checkpoint_age": "log_lsn_checkpoint_age", "pages_flushed": "pages_flushed",
                 "pages_read": "Innodb_buffer_pool_reads", "redo": "Innodb_os_log_written"}
-# Measured column -> (label, simulated column); simulated frames hold per-interval counts at 1 s.
+# Column -> label. Measured and simulated frames share the names (simulated ones hold per-interval
+# counts at 1 s, i.e. per second).
 SERIES = {
-    "tps": ("throughput (commits/s)", "tps"),
-    "log_lsn_checkpoint_age": ("checkpoint age (bytes)", "log_lsn_checkpoint_age"),
-    "pages_flushed": ("pages flushed/s", "pages_flushed"),
-    "Innodb_buffer_pool_reads": ("pages read from disk/s", "Innodb_buffer_pool_reads"),
-    "Innodb_os_log_written": ("redo bytes/s", "Innodb_os_log_written"),
+    "tps": "throughput (commits/s)",
+    "log_lsn_checkpoint_age": "checkpoint age (bytes)",
+    "pages_flushed": "pages flushed/s",
+    "Innodb_buffer_pool_reads": "pages read from disk/s",
+    "Innodb_os_log_written": "redo bytes/s",
 }
 # Parameters that can be fitted: key -> (low, high) in the schema's unit.
 FITTABLE = {
@@ -122,7 +122,7 @@ def parse_series(text: str | None) -> list[str] | None:
 
 
 def direct_estimates(trace: Trace, warmup_s: float) -> dict[str, float]:
-    """Start values the counters give without simulating (redo and logical reads per commit)."""
+    """What the counters give without simulating: redo bytes per commit."""
     f = trace.frame[trace.frame["time_s"] > warmup_s]
     out = {}
     if "tps" in f and f["tps"].sum() > 0:
@@ -162,9 +162,8 @@ class Objective:
         if "tps" not in self.cols:
             raise InputError(trace.source, "tps", "the trace has no throughput", "a sysbench, tpcc-mysql or "
                              "status trace with Com_commit")
-        self.measured = window_means(m, self.cols, warmup_s, duration_s)
         self.scale = {c: float(fitted[c].mean()) for c in self.shown}
-        self.measured_all = window_means(m, self.shown, warmup_s, duration_s)
+        self.measured = window_means(m, self.shown, warmup_s, duration_s)
         self.cache: dict[tuple, pd.DataFrame] = {}
         self.workers = workers
         self.progress = None
@@ -187,11 +186,14 @@ class Objective:
             self.cache[k] = f
         return [self.cache[k] for k in keys]
 
-    def residuals_of(self, sim: pd.DataFrame) -> np.ndarray:
-        s = window_means(sim, self.cols, self.warmup_s, self.duration_s)
+    def window_errors(self, sim: pd.DataFrame, cols: list[str]) -> dict[str, np.ndarray]:
+        """Per column: simulated minus measured window means over the measured mean."""
+        s = window_means(sim, cols, self.warmup_s, self.duration_s)
         n = min(len(s), len(self.measured))
-        parts = [(s[c].to_numpy()[:n] - self.measured[c].to_numpy()[:n]) / self.scale[c] for c in self.cols]
-        return np.nan_to_num(np.concatenate(parts), nan=0.0)
+        return {c: (s[c].to_numpy()[:n] - self.measured[c].to_numpy()[:n]) / self.scale[c] for c in cols}
+
+    def residuals_of(self, sim: pd.DataFrame) -> np.ndarray:
+        return np.nan_to_num(np.concatenate(list(self.window_errors(sim, self.cols).values())), nan=0.0)
 
     def steps(self, x: np.ndarray) -> list[np.ndarray]:
         """The points of the forward-difference Jacobian at x."""
@@ -224,7 +226,6 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
     if base.workload.kind != "oltp":
         raise InputError(src, "workload.kind", "trace fitting needs an oltp scenario", "oltp")
     fixed = {k: v for k, v in direct_estimates(trace, warmup_s).items() if k not in fit}
-    notes = [f"{k} = {_literal(k, v)} from the trace's counters (not fitted)" for k, v in fixed.items()]
     names = list(fit)
     x0, lo, hi = [], [], []
     for k in names:
@@ -237,7 +238,6 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
         hi.append(math.log(b))
     obj = Objective(doc, src, trace, names, fixed, warmup_s, duration_s, workers or os.cpu_count() or 1, series)
     obj.progress = progress
-    notes += [f"{SERIES[c][0]} was zero or missing after the warm-up: not fitted" for c in obj.idle]
     redo_key = "workload.redo_bytes_per_txn"
     if redo_key in fixed:
         # The log also carries block headers and padding: scale the setting so that the simulated
@@ -248,7 +248,8 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
             per_commit = float(f0["Innodb_os_log_written"].sum() / f0["commits"].sum())
             fixed[redo_key] *= fixed[redo_key] / per_commit
             obj.cache.clear()
-            notes[0] = f"{redo_key} = {_literal(redo_key, fixed[redo_key])} from the trace's counters (not fitted)"
+    notes = [f"{k} = {_literal(k, v)} from the trace's counters (not fitted)" for k, v in fixed.items()]
+    notes += [f"{SERIES[c]} was zero or missing after the warm-up: not fitted" for c in obj.idle]
     sol = least_squares(obj, np.array(x0), jac=obj.jac, bounds=(lo, hi), method="trf", x_scale=1.0,
                         max_nfev=max_evals, xtol=1e-3, ftol=1e-4)
     values = np.exp(sol.x)
@@ -262,17 +263,12 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
         sd = np.full(len(names), np.nan)
         notes.append("the Jacobian is singular at the solution: a parameter does not move any series")
     sim = obj.frames([sol.x])[0]
-    err = []
-    meas_w = obj.measured_all
     sim_w = window_means(sim, obj.shown, warmup_s, duration_s)
-    n = min(len(sim_w), len(meas_w))
-    for c in obj.shown:
-        d = (sim_w[c].to_numpy()[:n] - meas_w[c].to_numpy()[:n]) / obj.scale[c]
-        err.append({"series": SERIES[c][0], "column": c, "fitted": c in obj.cols,
-                    "measured_mean": float(meas_w[c].mean()),
-                    "simulated_mean": float(sim_w[c].mean()),
-                    "mean_error_pct": 100.0 * float(sim_w[c].mean() - meas_w[c].mean()) / obj.scale[c],
-                    "nrms_pct": 100.0 * float(np.sqrt(np.nanmean(d ** 2)))})
+    err = [{"series": SERIES[c], "column": c, "fitted": c in obj.cols,
+            "measured_mean": float(obj.measured[c].mean()), "simulated_mean": float(sim_w[c].mean()),
+            "mean_error_pct": 100.0 * float(sim_w[c].mean() - obj.measured[c].mean()) / obj.scale[c],
+            "nrms_pct": 100.0 * float(np.sqrt(np.nanmean(d ** 2)))}
+           for c, d in obj.window_errors(sim, obj.shown).items()]
     if not sol.success:
         notes.append(f"the optimiser stopped: {sol.message}")
     return FitResult(names, values, sd, fixed, pd.DataFrame(err), trace.frame, sim, len(obj.cache), notes)
@@ -291,7 +287,7 @@ def overlay_figure(res: FitResult, warmup_s: float):
         ax.plot(meas["time_s"], meas[c], lw=1.0, label="measured")
         ax.plot(res.simulated["time_s"], res.simulated[c], lw=1.0, label="simulated (fitted)")
         ax.axvspan(0, warmup_s, color="grey", alpha=0.12, lw=0)
-        ax.set_ylabel(SERIES[c][0] + ("" if r.fitted else "\n(not fitted)"), fontsize=8)
+        ax.set_ylabel(SERIES[c] + ("" if r.fitted else "\n(not fitted)"), fontsize=8)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     axes[0, 0].legend(loc="lower right", fontsize=8)
