@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -370,13 +369,7 @@ def _calibrate_trace(args) -> int:
     header = (f"# fitted by innosim calibrate trace to {', '.join(map(str, args.files))}\n# "
               + "; ".join(f"{k} = {v:.4g} (sd {sd:.2g})" for k, v, sd in zip(res.names, res.values, res.sd)) + "\n")
     if out is not None:
-        text = resolved_toml(fitted)
-        dev = fitted.hardware.device
-        if Path(dev).is_file():
-            # A profile file is named relative to the fitted scenario, where the scenario looks for it.
-            rel = os.path.relpath(Path(dev).resolve(), out.resolve().parent)
-            text = text.replace(f"device = {json.dumps(dev)}", f"device = {json.dumps(rel)}")
-        write_atomic(out, header + text + "\n")
+        write_atomic(out, header + resolved_toml(fitted, base_dir=out.parent) + "\n")
         print(f"wrote {out}", file=sys.stderr)
     if args.plot:
         from sim.plots import _save

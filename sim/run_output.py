@@ -9,6 +9,7 @@ Every file is written to a temporary name and renamed, so an interrupted run lea
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from sim.metrics import stalls
@@ -51,8 +52,9 @@ def stall_table(st, limit: int = 40) -> str:
     return text
 
 
-def resolved_toml(scn) -> str:
-    """The scenario with every default filled in, as TOML."""
+def resolved_toml(scn, base_dir: Path | None = None) -> str:
+    """The scenario with every default filled in, as TOML. With `base_dir` (where the TOML will be
+    written), a device profile file is named relative to it, where the scenario looks for it."""
     out = [f"# {scn.name}: resolved from {scn.source}"]
     from sim.config import SCHEMA, applicable_keys, setting_value
     for section in SCHEMA:
@@ -60,6 +62,8 @@ def resolved_toml(scn) -> str:
         for key in applicable_keys(scn, section):
             spec = SCHEMA[section][key]
             v = setting_value(scn, section, key)
+            if base_dir is not None and (section, key) == ("hardware", "device") and Path(v).is_file():
+                v = os.path.relpath(Path(v).resolve(), base_dir.resolve())
             if isinstance(v, tuple):
                 v = list(v)
             if v is None:
