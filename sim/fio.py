@@ -33,10 +33,10 @@ def _read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as err:
         raise InputError(str(path), "", f"cannot be read: {err.strerror}") from None
-    return _decode(raw, str(path))
+    return decode_text(raw, str(path))
 
 
-def _decode(raw: bytes, src: str) -> str:
+def decode_text(raw: bytes, src: str) -> str:
     """File contents as text, gunzipped when they start with the gzip magic."""
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -202,7 +202,7 @@ def read_fio_json(path: str | Path) -> list[FioJob]:
 
 def read_fio_json_bytes(raw: bytes, src: str) -> list[FioJob]:
     """As read_fio_json, for contents at hand (an upload); `src` names them in messages."""
-    return fio_jobs_from_text(_decode(raw, src), src)
+    return fio_jobs_from_text(decode_text(raw, src), src)
 
 
 def fio_jobs_from_text(text: str, src: str) -> list[FioJob]:

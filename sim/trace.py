@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.fio import _decode
+from sim.fio import decode_text
 
 # The quantities a trace is checked for; `lacks` names the ones a file did not have.
 CORE = {
@@ -362,7 +362,7 @@ def read_trace_bytes(raw: bytes, src: str) -> Trace:
     if raw[:4] == b"PAR1" or b"\x00" in raw[:4096] and raw[:2] != b"\x1f\x8b":
         raise InputError(src, "", "binary data, not a text trace",
                          "sysbench or tpcc-mysql output, mysqladmin extended-status output, or a CSV of samples")
-    text = _decode(raw, src)
+    text = decode_text(raw, src)
     kind = sniff(text)
     readers = {"sysbench": read_sysbench, "tpcc-mysql": read_tpcc, "mysqladmin": read_mysqladmin,
                "samples": read_samples_csv}

@@ -14,7 +14,9 @@ from sim.report import IOBENCH_COLUMNS, iobench_row
 
 
 @st.cache_data(show_spinner=False)
-def _run(doc_key: str, doc: dict) -> list[tuple]:
+def run_grid(doc: dict) -> list[tuple]:
+    """The cases of an IObench scenario document, run (cached on the document): per case
+    (fs, kernel, mode, block bytes, processes, IOPS, mean ms, p99 ms, lock wait %, table row)."""
     scn = scenario_from_dict(doc, "app", name="app")
     results = run_cases(cases_from_scenario(scn), jobs=1)
     return [(r.case.filesystem, r.case.kernel, r.case.io_mode, r.case.block_bytes, r.case.processes,
@@ -47,7 +49,7 @@ def render() -> None:
     if st.button("Run", type="primary"):
         try:
             with st.spinner("simulating..."):
-                rows = _run(repr(doc), doc)
+                rows = run_grid(doc)
         except InputError as err:
             st.error(str(err))
         else:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from models.errors import InputError
-from sim.app.iobench_page import _run as run_iobench
+from sim.app.iobench_page import run_grid
 from sim.app.settings import apply, load_shipped
 from sim.app.widgets import figure_block, run_with_progress
 from sim.metrics import stalls
@@ -103,7 +103,7 @@ def _io_walk(step: int, k: str) -> None:
            "run": {"duration": "100ms", "warmup": "30ms", "seed": 1}}
     try:
         with st.spinner("simulating..."):
-            rows = run_iobench(repr(doc), doc)
+            rows = run_grid(doc)
     except InputError as err:
         st.error(str(err))
         return
