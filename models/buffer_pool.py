@@ -229,8 +229,7 @@ class BufferPool:
             s = self._next_stamp()
             stamp[page] = s
             where[page] = OLD
-            old.push_head(page, s)
-            self.lru_pos[page] = old.hi - 1
+            self._push_head(old, page, s)
             c.old_len += 1
         while c.old_len > target + slack:
             page = self._pop_live(old, OLD, tail=False)
@@ -269,21 +268,30 @@ class BufferPool:
         elif ring.skip_k > ring.hi:
             ring.skip_k = ring.hi
 
+    def _push_head(self, ring: Ring, page: int, stamp: int) -> None:
+        """A new LRU entry at the head of `ring`; the page remembers where it is."""
+        ring.push_head(page, stamp)
+        self.lru_pos[page] = ring.hi - 1
+
+    def _memo_ring(self, page: int) -> Ring | None:
+        """The LRU ring whose tail memo covers the page's live entry, if one does."""
+        w = self.where[page]
+        if w == ABSENT:
+            return None
+        ring = (self.old if w == OLD else self.young)[int(self.inst_of[page])]
+        return ring if self.lru_pos[page] < ring.skip_k else None
+
     def _entry_dies(self, page: int) -> None:
         """The page's live LRU entry is about to go (evicted, or moved): keep the memo's count."""
-        w = self.where[page]
-        if w != ABSENT:
-            ring = (self.old if w == OLD else self.young)[int(self.inst_of[page])]
-            if self.lru_pos[page] < ring.skip_k:
-                ring.skip_live -= 1
+        ring = self._memo_ring(page)
+        if ring is not None:
+            ring.skip_live -= 1
 
     def _may_be_evictable(self, page: int) -> None:
         """The page may have become clean and unfixed: a memo that covers it is dropped."""
-        w = self.where[page]
-        if w != ABSENT:
-            ring = (self.old if w == OLD else self.young)[int(self.inst_of[page])]
-            if self.lru_pos[page] < ring.skip_k:
-                ring.skip_k, ring.skip_live = ring.lo, 0
+        ring = self._memo_ring(page)
+        if ring is not None:
+            ring.skip_k, ring.skip_live = ring.lo, 0
 
     def unfix(self, pages) -> None:
         """Clear io_fix of pages chosen for a write that was not issued."""
@@ -327,8 +335,7 @@ class BufferPool:
         self.lru_stamp[page] = s
         self.where[page] = YOUNG
         self.freed_clock_at[page] = c.freed_page_clock
-        self.young[i].push_head(page, s)
-        self.lru_pos[page] = self.young[i].hi - 1
+        self._push_head(self.young[i], page, s)
         self._adjust_old(i)
 
     def add_read_page(self, page: int, now_s: float, adjust: bool = True) -> None:
@@ -346,13 +353,11 @@ class BufferPool:
         c.lru_len += 1
         if c.lru_len >= BUF_LRU_OLD_MIN_LEN:
             self.where[page] = OLD
-            self.old[i].push_head(page, s)
-            self.lru_pos[page] = self.old[i].hi - 1
+            self._push_head(self.old[i], page, s)
             c.old_len += 1
         else:
             self.where[page] = YOUNG
-            self.young[i].push_head(page, s)
-            self.lru_pos[page] = self.young[i].hi - 1
+            self._push_head(self.young[i], page, s)
         if adjust:
             self._adjust_old(i)
 
