@@ -190,9 +190,6 @@ def _cmd_sweep(args) -> int:
         raise InputError("--replicates", "", "must be 1 or more", ">= 1")
     if args.workers < 0:
         raise InputError("--workers", "", "must be 0 (all cores) or more", ">= 0")
-    keys = [k for k, _ in grid] + [k for k, *_ in ranges]
-    if len(set(keys)) != len(keys):
-        raise InputError("--grid/--range", "", "a key is swept twice", "each key once")
     out = Path(args.output)
     if out.suffix != ".parquet":
         raise InputError(str(out), "-o", "the runs table is written as Parquet", "a path ending in .parquet")
@@ -200,6 +197,7 @@ def _cmd_sweep(args) -> int:
         raise InputError(str(out), "-o", "is a directory" if out.is_dir() else "its directory does not exist",
                          "a file path in an existing directory")
     spec = SweepSpec(grid=grid, ranges=ranges, random_n=args.random, replicates=args.replicates)
+    keys = spec.keys
     points = expand(base, src, path.stem, spec, args.set or [])
     cache = Cache(None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir())
     t0 = time.perf_counter()

@@ -144,6 +144,8 @@ def expand(base: dict, src: str, name: str, spec: SweepSpec, extra_overrides: li
     """Every run of the sweep, each scenario validated (and refused settings reported) up front."""
     from sim.engine import preflight
 
+    if len(set(spec.keys)) != len(spec.keys):
+        raise InputError("--grid/--range", "", "a key is swept twice", "each key once")
     base_scn = scenario_from_dict(base, src, name, extra_overrides)
     if base_scn.workload.kind != "oltp":
         raise InputError(src, "workload.kind", f"{base_scn.workload.kind!r} cannot be swept here",

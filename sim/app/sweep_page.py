@@ -32,14 +32,12 @@ def plan(stem: str, grids: list[str], replicates: int, duration: str):
     """The points of a small sweep of a shipped scenario (validated; at most MAX_RUNS runs)."""
     doc, scn = load_shipped(stem)
     spec = SweepSpec(grid=tuple(parse_grid(g) for g in grids), replicates=replicates)
-    if len({k for k, _ in spec.grid}) != len(spec.grid):
-        raise InputError("sweep", spec.grid[0][0], "a key is swept twice", "two different settings")
     overrides = [f"run.duration={duration}"] if duration.strip() else []
     points = expand(doc, f"scenarios/{stem}.toml", stem, spec, overrides)
     if len(points) > MAX_RUNS:
         raise InputError("sweep", "", f"{len(points)} runs is more than the app runs ({MAX_RUNS})",
                          "fewer values or replicates, or `innosim sweep` on the command line")
-    return points, spec.keys
+    return points
 
 
 PROGRESS_RE = re.compile(r"\] (\d+)/(\d+) runs")
@@ -92,7 +90,7 @@ def _run_form() -> None:
         return
     grids = [f"{k1}={v1}"] + ([f"{k2}={v2}"] if k2 != NONE else [])
     try:
-        points, _ = plan(stem, grids, replicates, duration)
+        points = plan(stem, grids, replicates, duration)
         bar = st.progress(0.0, text=f"sweep: 0/{len(points)} runs")
 
         def progress(done: int, total: int) -> None:
