@@ -28,6 +28,11 @@ class Step:
     preset: dict = field(default_factory=dict)
 
 
+def _preset_box(col, label: str, options: list, preset, key: str):
+    """A selectbox that starts on the step's preset."""
+    return col.selectbox(label, options, index=options.index(preset), key=key)
+
+
 # -- walk 1: per-inode write locks ---------------------------------------------------------------
 
 IO_STEPS = (
@@ -88,9 +93,8 @@ def _io_walk(step: int, k: str) -> None:
     p = IO_STEPS[step].preset
     c1, c2, c3 = st.columns(3)
     fs = c1.multiselect("filesystem", ["raw", "ext4", "xfs"], default=p["fs"], key=f"{k}-fs")
-    kernel = c1.selectbox("kernel era", ["2012", "modern"], index=["2012", "modern"].index(p["kernel"]),
-                          key=f"{k}-kernel")
-    files = c2.selectbox("data files", [1, 2, 4, 8], index=[1, 2, 4, 8].index(p["files"]), key=f"{k}-files")
+    kernel = _preset_box(c1, "kernel era", ["2012", "modern"], p["kernel"], f"{k}-kernel")
+    files = _preset_box(c2, "data files", [1, 2, 4, 8], p["files"], f"{k}-files")
     block = c2.selectbox("block size", ["4K", "16K"], key=f"{k}-bs")
     mode = c3.selectbox("I/O mode", ["direct", "fsync"], key=f"{k}-mode", help="O_DIRECT, or write() then fsync()")
     procs = c3.multiselect("processes", [1, 2, 4, 8, 16, 32, 64, 128, 256], default=[1, 4, 16, 64, 256],
@@ -167,20 +171,15 @@ def _oltp_run(settings: dict, duration: str):
 def _bp_walk(step: int, k: str) -> None:
     p = BP_STEPS[step].preset
     c1, c2, c3, c4 = st.columns(4)
-    inst_opts = [1, 2, 4, 8, 16]
-    log_opts = ["128M", "256M", "512M", "1G", "2G"]
-    cap_opts = [200, 400, 1000, 2000, 4000]
     settings = {
-        "innodb_buffer_pool_instances": c1.selectbox("innodb_buffer_pool_instances", inst_opts,
-                                                     index=inst_opts.index(p["innodb_buffer_pool_instances"]),
-                                                     key=f"{k}-inst"),
-        "innodb_log_file_size": c2.selectbox("innodb_log_file_size (2 files)", log_opts,
-                                             index=log_opts.index(p["innodb_log_file_size"]), key=f"{k}-log"),
-        "innodb_io_capacity_max": c3.selectbox("innodb_io_capacity_max", cap_opts,
-                                               index=cap_opts.index(p["innodb_io_capacity_max"]), key=f"{k}-cap"),
+        "innodb_buffer_pool_instances": _preset_box(c1, "innodb_buffer_pool_instances", [1, 2, 4, 8, 16],
+                                                    p["innodb_buffer_pool_instances"], f"{k}-inst"),
+        "innodb_log_file_size": _preset_box(c2, "innodb_log_file_size (2 files)", ["128M", "256M", "512M", "1G", "2G"],
+                                            p["innodb_log_file_size"], f"{k}-log"),
+        "innodb_io_capacity_max": _preset_box(c3, "innodb_io_capacity_max", [200, 400, 1000, 2000, 4000],
+                                              p["innodb_io_capacity_max"], f"{k}-cap"),
     }
-    durations = ["60s", "120s"]
-    duration = c4.selectbox("run.duration", durations, index=durations.index(p["duration"]), key=f"{k}-dur")
+    duration = _preset_box(c4, "run.duration", ["60s", "120s"], p["duration"], f"{k}-dur")
     try:
         out = _oltp_run(settings, duration)
     except InputError as err:
