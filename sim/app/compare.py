@@ -11,7 +11,7 @@ import streamlit as st
 from models.errors import InputError
 from sim.app.settings import apply, form_texts, overrides_from
 from sim.app.widgets import choose_scenario, figure_block, run_with_progress, settings_form
-from sim.plots import FLUSH_KINDS, overlay_figure
+from sim.plots import overlay_figure
 from sim.sweep import METRIC_LABELS, METRICS, metrics_row
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s"}
@@ -39,11 +39,6 @@ def joined(frames_a: pd.DataFrame, frames_b: pd.DataFrame, columns: list[str]) -
     a = frames_a[["time_s", *columns]].rename(columns={c: f"{c}_A" for c in columns})
     b = frames_b[["time_s", *columns]].rename(columns={c: f"{c}_B" for c in columns})
     return a.merge(b, on="time_s", how="outer").sort_values("time_s")
-
-
-def with_flushed_total(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy with `pages_flushed_total`: pages written by every kind of flush in the interval."""
-    return df.assign(pages_flushed_total=sum(df[c] for c, _ in FLUSH_KINDS))
 
 
 def _side(label: str, prefix: str, preset: dict | None):
@@ -87,10 +82,9 @@ def show_comparison(out_a: dict, out_b: dict, names: tuple[str, str], resolution
                  overlay_figure({la: sa, lb: sb}, "checkpoint_age_pct", "% of redo capacity", limits=limits),
                  joined(sa, sb, ["checkpoint_age_pct", "log_max_modified_age_sync_pct",
                                  "log_max_checkpoint_age_pct"]), "compare-checkpoint-age")
-    sa, sb = with_flushed_total(sa), with_flushed_total(sb)
     figure_block("Pages flushed per second, all kinds (1 s)",
-                 overlay_figure({la: sa, lb: sb}, "pages_flushed_total", "pages flushed / s", per_s=True),
-                 joined(sa, sb, ["pages_flushed_total", "buffer_flush_sync_total_pages"]), "compare-flushing")
+                 overlay_figure({la: sa, lb: sb}, "pages_flushed", "pages flushed / s", per_s=True),
+                 joined(sa, sb, ["pages_flushed", "buffer_flush_sync_total_pages"]), "compare-flushing")
     figure_block("buffer_flush_sync_waits per second (1 s)",
                  overlay_figure({la: sa, lb: sb}, "buffer_flush_sync_waits", "waits / s", per_s=True),
                  joined(sa, sb, ["buffer_flush_sync_waits"]), "compare-sync-waits")
