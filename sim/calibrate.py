@@ -287,6 +287,17 @@ def holdout_rows(preds: list[JobPrediction]) -> list[dict]:
     return rows
 
 
+def holdout_summary(rows: list[dict]) -> list[dict]:
+    """Per metric of holdout_rows: its target, the held-out jobs within it, and the median |error|."""
+    out = []
+    for metric, target in TARGETS.items():
+        sel = [r for r in rows if r["metric"] == metric and r["rel_error"] is not None]
+        if sel:
+            out.append({"metric": metric, "target": target, "within": sum(bool(r["within_target"]) for r in sel),
+                        "of": len(sel), "median_abs_error": float(np.median([abs(r["rel_error"]) for r in sel]))})
+    return out
+
+
 def split_holdout(jobs: list[FioJob], spec: str | None) -> tuple[list[FioJob], list[FioJob]]:
     """`key=value` of a job option: matching jobs are held out of the fit."""
     if not spec:

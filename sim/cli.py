@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from models.device import builtin_profile_names, load_profile
 from models.errors import InputError
@@ -248,7 +247,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    from sim.calibrate import calibrate_fio, report_rows
+    from sim.calibrate import calibrate_fio, holdout_summary, report_rows
     from sim.fio import read_fio_json
     from sim.report import format_rows, write_atomic
 
@@ -278,12 +277,9 @@ def _cmd_calibrate(args) -> int:
         prof = cal.fit.profile
         print(f"\nunits {prof['parallelism']}, assignment {prof['unit_assignment']}, host path "
               f"{prof['host_overhead_s'] * 1e6:.1f} us, fio think time {cal.fit.think_s * 1e6:.1f} us")
-        if rows:
-            for metric in ("iops", "lat_p50", "lat_p99"):
-                sel = [r for r in rows if r["metric"] == metric and r["rel_error"] is not None]
-                inside = sum(1 for r in sel if r["within_target"])
-                print(f"held out ({args.holdout}): {metric} within target on {inside} of {len(sel)} jobs; "
-                      f"median |error| {np.median([abs(r['rel_error']) for r in sel]):.1%}")
+        for h in holdout_summary(rows):
+            print(f"held out ({args.holdout}): {h['metric']} within target on {h['within']} of {h['of']} jobs; "
+                  f"median |error| {h['median_abs_error']:.1%}")
     if out is not None:
         write_atomic(out, json.dumps(cal.fit.profile, indent=2) + "\n")
         print(f"wrote {out}", file=sys.stderr)
