@@ -73,6 +73,9 @@ GAUGES = {
 }
 # Positions from which checkpoint age follows when no gauge of it was sampled.
 LSN_PAIRS = (("Innodb_lsn_current", "Innodb_lsn_last_checkpoint"), ("log_lsn_current", "log_lsn_last_checkpoint"))
+# Server names sampled as levels (LSN positions too), and every server name a reader uses.
+LEVEL_NAMES = {n for names in GAUGES.values() for n in names} | {n for p in LSN_PAIRS for n in p}
+KNOWN_NAMES = LEVEL_NAMES | {n for names in COUNTERS.values() for n in names}
 
 
 @dataclass
@@ -221,8 +224,12 @@ def _status_frame(t_end: np.ndarray, values: dict[str, np.ndarray], cumulative: 
     notes = []
     widths = np.diff(t_end)
     rates, gauges = {}, {}
+    def sampled(names: tuple[str, ...]) -> str | None:
+        """The first of `names` the trace has values for."""
+        return next((n for n in names if n in values and not np.isnan(values[n]).all()), None)
+
     for col, names in COUNTERS.items():
-        name = next((n for n in names if n in values and not np.isnan(values[n]).all()), None)
+        name = sampled(names)
         if name is None:
             continue
         v = values[name]
@@ -231,7 +238,7 @@ def _status_frame(t_end: np.ndarray, values: dict[str, np.ndarray], cumulative: 
             notes.append(f"{name} went down (a server restart or a counter reset) in {src}")
         rates[col] = delta / widths
     for col, names in GAUGES.items():
-        name = next((n for n in names if n in values and not np.isnan(values[n]).all()), None)
+        name = sampled(names)
         if name is not None:
             gauges[col] = values[name][1:]
     if "log_lsn_checkpoint_age" not in gauges:
@@ -280,8 +287,7 @@ def read_mysqladmin(text: str, src: str, interval_s: float | None = None) -> Tra
     raw = {k: np.array([b.get(k, math.nan) for b in blocks], dtype=float) for k in names}
     if relative:
         # Gauges come as changes too: rebuild their level from the first (absolute) table.
-        gauge_names = {n for names_ in GAUGES.values() for n in names_} | {n for p in LSN_PAIRS for n in p}
-        for k in gauge_names & set(raw):
+        for k in LEVEL_NAMES & set(raw):
             raw[k] = np.nancumsum(raw[k])
     frame, notes = _status_frame(t, raw, cumulative=not relative, start_s=0.0, src=src)
     if not relative:
@@ -332,9 +338,7 @@ def read_samples_csv(text: str, src: str) -> Trace:
         nums = [_number(x) if x != "" else math.nan for x in v]
         if all(x is not None for x in nums):
             values[k] = np.array(nums, dtype=float)
-    known = {n for names in list(COUNTERS.values()) + list(GAUGES.values()) for n in names} | \
-        {n for p in LSN_PAIRS for n in p}
-    if not known & set(values):
+    if not KNOWN_NAMES & set(values):
         raise InputError(src, "header", "no SHOW GLOBAL STATUS or INNODB_METRICS name among the columns",
                          "e.g. Com_commit, Innodb_os_log_written, Innodb_checkpoint_age, Innodb_buffer_pool_pages_dirty")
     frame, notes = _status_frame(t, values, cumulative=True, start_s=0.0, src=src)
