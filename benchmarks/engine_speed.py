@@ -18,19 +18,29 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# One run in a fresh process: argv[1] the scenario file, argv[2:] --set style overrides.
 CHILD = r"""
 import json, resource, sys, time
 from sim.config import load_scenario
 from sim.engine import Server
-scn = load_scenario(sys.argv[1])
-srv = Server(scn)
+scn = load_scenario(sys.argv[1], overrides=sys.argv[2:])
 t0 = time.perf_counter()
+srv = Server(scn)
+t1 = time.perf_counter()
 res = srv.run()
-wall = time.perf_counter() - t0
-print(json.dumps({"simulated_s": res.n_ticks * res.tick_s, "wall_s": wall,
+wall = time.perf_counter() - t1
+print(json.dumps({"simulated_s": res.n_ticks * res.tick_s, "wall_s": wall, "startup_s": t1 - t0,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
                   "commits": int(len(res.commit_t))}))
 """
+
+
+def run_child(path: Path, overrides: list[str] = ()) -> dict:
+    """One engine run in a fresh process on one core's worth of threads."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), *overrides], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def oltp_scenarios() -> list[Path]:
@@ -48,15 +58,10 @@ def main() -> int:
     args = ap.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
           f"median of {args.runs} runs, one process each", flush=True)
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
     for path in oltp_scenarios():
         if args.only and path.stem not in args.only:
             continue
-        runs = []
-        for _ in range(args.runs):
-            out = subprocess.run([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, env=env, check=True,
-                                 capture_output=True, text=True).stdout
-            runs.append(json.loads(out.strip().splitlines()[-1]))
+        runs = [run_child(path) for _ in range(args.runs)]
         ratio = statistics.median(r["simulated_s"] / r["wall_s"] for r in runs)
         rss = max(r["peak_rss_mb"] for r in runs)
         walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
