@@ -131,23 +131,46 @@ class Flusher:
                 continue
             count = yield from self.flush_list_instance(i, quota, lsn_limit, kind)
             self.batches.end(i, LIST)
-            yield from self.dblwr.flush_buffered()          # buf_flush_common
+            yield from self.dblwr.flush_buffered(i, LIST)   # buf_flush_common
             total += count
         return success, total
 
-    def lru_batch(self, i: int, max_pages: int):
-        """buf_flush_LRU (5.6) on one instance: evict clean tail pages, write dirty ones."""
+    def lru_batch(self, i: int, max_pages: int, max_scan: int | None = None):
+        """buf_flush_LRU (5.6) on one instance: evict clean tail pages, write dirty ones.
+        5.7+ buf_flush_LRU_list passes max_scan = min(lru_scan_depth, LRU length)."""
         if not self.batches.start(i, LRU):
             return 0
         pool = self.pool
-        _, dirty = pool.lru_tail_scan(i, max_scan=pool.inst[i].lru_len, evict_clean=True,
+        scan = pool.inst[i].lru_len if max_scan is None else max_scan
+        _, dirty = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True,
                                       want_dirty=max_pages, free_target=self.s.lru_scan_depth)
         count = 0
         if dirty:
             count = yield from self.write_group(i, LRU, dirty, "lru", max_pages, lru=True)
         self.batches.end(i, LRU)
-        yield from self.dblwr.flush_buffered()
+        yield from self.dblwr.flush_buffered(i, LRU)
         return count
+
+    def buf_flush_LRU_list(self, i: int):
+        """buf_flush_LRU_list (5.7+): one LRU batch per slot, scanning at most
+        min(innodb_lru_scan_depth, LRU length) pages, until the free list holds lru_scan_depth."""
+        if self.pool.inst[i].free >= self.s.lru_scan_depth:
+            return 0
+        depth = min(self.s.lru_scan_depth, self.pool.inst[i].lru_len)
+        n = yield from self.lru_batch(i, depth, max_scan=depth)
+        return n
+
+    def flush_list_slot(self, i: int, quota: int, lsn_limit: int, kind: str):
+        """buf_flush_do_batch(instance, LIST, quota, lsn_limit) of one page-cleaner slot (5.7+):
+        returns (succeeded, pages); an instance already running a list batch is not flushed."""
+        if quota <= 0:
+            return True, 0
+        if not self.batches.start(i, LIST):
+            return False, 0
+        count = yield from self.flush_list_instance(i, quota, lsn_limit, kind)
+        self.batches.end(i, LIST)
+        yield from self.dblwr.flush_buffered(i, LIST)
+        return True, count
 
     def buf_flush_LRU_tail(self):
         """buf_flush_LRU_tail (5.6): every instance, in chunks of 100, waiting for each batch."""

@@ -583,6 +583,25 @@ class BufferPool:
                 best = o
         return best
 
+    def count_below(self, i: int, lsn_limit: int, cap: int) -> int:
+        """Dirty pages of instance i with oldest_modification <= lsn_limit, counted from the tail
+        and stopping at cap (the scan of page_cleaner_flush_pages_recommendation, 5.7+)."""
+        ring = self.flush[i]
+        k = self._flush_tail(i)
+        count = 0
+        while k < ring.hi and count < cap:
+            end = min(ring.hi, k + max(256, 2 * (cap - count)))
+            idx = np.arange(k, end) & ring.mask
+            pages, stamps = ring.page[idx], ring.stamp[idx]
+            live = self.oldest_lsn[pages] == stamps
+            over = np.flatnonzero(stamps > lsn_limit)
+            if len(over):
+                count += int(live[: over[0]].sum())
+                break
+            count += int(live.sum())
+            k = end
+        return min(count, cap)
+
     def flush_list_batch(self, i: int, max_pages: int, lsn_limit: int) -> list[int]:
         """buf_do_flush_list_batch (5.6): from the tail, unfixed dirty pages below lsn_limit.
 

@@ -1,4 +1,8 @@
-"""The MySQL 5.6 doublewrite buffer: one server-wide batch of at most 120 pages in flight.
+"""The doublewrite buffer of each version (shared/research/innodb-flushing.md section 5).
+
+Doublewrite56 (5.6 and 5.7): one server-wide batch of at most 120 pages in flight.
+Doublewrite80 (8.0.20+): per buffer-pool instance and flush type a buffer in its own file.
+DoublewriteMariaDB (10.5+): two 128-page slots written asynchronously.
 
 Mirrors buf/buf0dblwr.cc of 5.6 (shared/research/innodb-flushing.md 5.1):
 * buf_dblwr_add_to_batch: a flushing thread copies the page into the next batch slot; while a
@@ -52,7 +56,17 @@ class Doublewrite56:
             self.buf.append((page, flush_type, kind))
             return
 
-    def flush_buffered(self):
+    def wait_idle(self):
+        """Until every page handed over has been written (SimPy generator)."""
+        while self.buf or self.batch_running or self.pending:
+            if self.batch_running:
+                yield self.batch_done
+            elif self.buf:
+                yield from self.flush_buffered()
+            else:
+                yield self._all_written if not self.enabled else self.env.timeout(0.001)
+
+    def flush_buffered(self, inst: int | None = None, flush_type: int | None = None):
         """buf_dblwr_flush_buffered_writes (SimPy generator): write out the partial batch."""
         env = self.env
         if not self.enabled:
@@ -106,3 +120,141 @@ class Doublewrite56:
         yield from self.fil.fsync_data_files()
         self.batch_running = False
         self.batch_done.succeed()
+
+
+class Doublewrite80(Doublewrite56):
+    """MySQL 8.0.20+ doublewrite (S80 buf/buf0dblwr.cc: Double_write::enqueue, flush_to_disk,
+    write_pages, write_complete). One Double_write buffer per buffer-pool instance and flush type,
+    of innodb_doublewrite_pages pages; when full (or at the end of a flush batch) the buffer goes
+    to the doublewrite file in one write, the file is fsynced unless innodb_flush_method is
+    O_DIRECT or O_DIRECT_NO_FSYNC, then the pages are posted; when the last one completes the
+    data files are fsynced. Buffers of different instances are in flight at the same time.
+    Simplified: one batch in flight per buffer (the server has a pool of batch segments), and the
+    doublewrite files share ibdata1's inode.
+    """
+
+    def __init__(self, env, fil, space_of, counters, on_complete, enabled: bool, inst_of, pages: int,
+                 flush_method: str) -> None:
+        super().__init__(env, fil, space_of, counters, on_complete, enabled)
+        self.inst_of = inst_of
+        self.capacity = max(1, pages)
+        self.fsync_dblwr = flush_method not in ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+        self.bufs: dict[tuple[int, int], list] = {}
+        self.running: dict[tuple[int, int], object] = {}      # key -> event fired when its batch ends
+        self.batch_pending: dict[tuple[int, int], int] = {}
+
+    def add(self, page: int, flush_type: int, kind: str):
+        if not self.enabled:
+            self._post(page, flush_type, kind, batch=False)
+            return
+        key = (int(self.inst_of[page]), flush_type)
+        buf = self.bufs.setdefault(key, [])
+        while len(buf) >= self.capacity:
+            yield from self._flush_key(key)
+            buf = self.bufs.setdefault(key, [])
+        buf.append((page, flush_type, kind))
+
+    def flush_buffered(self, inst: int | None = None, flush_type: int | None = None):
+        if not self.enabled:
+            yield from super().flush_buffered()
+            return
+        keys = [k for k in self.bufs if (inst is None or k[0] == inst) and (flush_type is None or k[1] == flush_type)]
+        for key in keys:
+            yield from self._flush_key(key)
+
+    def _flush_key(self, key):
+        env = self.env
+        while key in self.running:
+            yield self.running[key]
+        pages = self.bufs.get(key)
+        if not pages:
+            return
+        self.bufs[key] = []
+        done = env.event()
+        self.running[key] = done
+        yield from self.fil.write_ibdata(len(pages) * self.fil.page_size)
+        if self.fsync_dblwr:
+            yield from self.fil.fsync_ibdata()
+        self.counters.add("Innodb_dblwr_pages_written", len(pages))
+        self.counters.add("Innodb_dblwr_writes")
+        self.batch_pending[key] = len(pages)
+        self.issued += len(pages)
+        self.pending += len(pages)
+        for page, flush_type, kind in pages:
+            env.process(self._write_key(key, page, flush_type, kind))
+
+    def _write_key(self, key, page: int, flush_type: int, kind: str):
+        yield from self.fil.write_page(int(self.space_of[page]))
+        self.counters.add("Innodb_data_writes")
+        self.counters.add("Innodb_pages_written")
+        self.completed += 1
+        self.pending -= 1
+        self.on_complete(page, flush_type, kind)
+        self.batch_pending[key] -= 1
+        if self.batch_pending[key] == 0:
+            yield from self.fil.fsync_data_files()
+            ev = self.running.pop(key)
+            ev.succeed()
+
+    def wait_idle(self):
+        if not self.enabled:
+            yield from super().wait_idle()
+            return
+        yield from self.flush_buffered()
+        while self.running:
+            yield next(iter(self.running.values()))
+
+
+MARIADB_SLOT_PAGES = 128
+
+
+class DoublewriteMariaDB(Doublewrite56):
+    """MariaDB 10.5+ doublewrite (SMDB buf/buf0dblwr.cc: add_to_batch, flush_buffered_writes,
+    flush_buffered_writes_completed). Two in-memory slots of 128 pages: pages go to the active
+    slot; a full slot (or the end of a flush batch) is swapped out and written asynchronously to
+    the doublewrite area (two blocks of 64 pages), ibdata1 is fsynced, then the pages are posted.
+    Only one slot is being written at a time. Data files are fsynced at checkpoints, not per batch.
+    The flushing thread does not wait for the batch, only for a second swap while one is written.
+    """
+
+    def add(self, page: int, flush_type: int, kind: str):
+        if not self.enabled:
+            self._post(page, flush_type, kind, batch=False)
+            return
+        while len(self.buf) >= MARIADB_SLOT_PAGES:
+            yield from self.flush_buffered()
+        self.buf.append((page, flush_type, kind))
+
+    def flush_buffered(self, inst: int | None = None, flush_type: int | None = None):
+        if not self.enabled:
+            return
+            yield
+        while self.batch_running:
+            yield self.batch_done
+        if not self.buf:
+            return
+        self.batch_running = True
+        self.batch_done = self.env.event()
+        pages, self.buf = self.buf, []
+        self.env.process(self._write_slot(pages))
+
+    def _write_slot(self, pages):
+        ps = self.fil.page_size
+        first = min(TRX_SYS_DOUBLEWRITE_BLOCK_SIZE, len(pages))
+        yield from self.fil.write_ibdata(first * ps)
+        if len(pages) > first:
+            yield from self.fil.write_ibdata((len(pages) - first) * ps)
+        yield from self.fil.fsync_ibdata()
+        self.counters.add("Innodb_dblwr_pages_written", len(pages))
+        self.counters.add("Innodb_dblwr_writes")
+        self.pending = len(pages)
+        self.issued += len(pages)
+        for page, flush_type, kind in pages:
+            self.env.process(self._write(page, flush_type, kind, True))
+
+    def _batch_end(self):
+        """flush_buffered_writes_completed: the slot is free again (no data-file fsync here)."""
+        self.batch_running = False
+        self.batch_done.succeed()
+        return
+        yield

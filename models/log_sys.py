@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from models.buf_flush import LIST, ULINT_MAX
-from models.redo import log_checkpoint_margin_56, log_close_needs_check_56
+from models.redo import log_checkpoint_margin_56, log_checkpoint_margin_57, log_close_needs_check_56
 
 LOG_START_LSN = 8192
 OS_FILE_LOG_BLOCK_SIZE = 512
@@ -111,10 +111,15 @@ class LogSys56:
         if oldest > st.last_checkpoint_lsn:
             st.last_checkpoint_lsn = oldest
         self.counters.add("log_checkpoints")
+        self.checkpoint_written()
         return True
 
-    def master_thread(self):
-        """srv_master_thread (5.6): log flush each second, checkpoint each 7 s when active."""
+    def checkpoint_written(self) -> None:
+        """Called after each checkpoint write (8.0 and MariaDB wake their waiters here)."""
+
+    def master_thread(self, checkpoints: bool = True):
+        """srv_master_thread (5.6/5.7): log flush each second, checkpoint each 7 s when active.
+        8.0 and MariaDB write checkpoints elsewhere (checkpoints=False): only the log flush."""
         env = self.env
         last_activity = self.counters["commits"]
         seconds = 0
@@ -124,7 +129,7 @@ class LogSys56:
             active = self.counters["commits"] != last_activity
             last_activity = self.counters["commits"]
             self.st.writer.background_flush()
-            if not active or seconds % SRV_MASTER_CHECKPOINT_INTERVAL_S == 0:
+            if checkpoints and (not active or seconds % SRV_MASTER_CHECKPOINT_INTERVAL_S == 0):
                 yield from self.checkpoint(sync=False)
 
     # -- the user thread at log_free_check ------------------------------------------------------
@@ -149,6 +154,60 @@ class LogSys56:
                         self.counters.add("buffer_flush_sync_waits")
                         st.check_flush_or_checkpoint = True
                         continue
+                if action.checkpoint is not None:
+                    yield from self.checkpoint(sync=action.checkpoint == "sync")
+                    if action.checkpoint == "sync":
+                        continue
+                break
+        finally:
+            self.in_margin -= 1
+
+
+LOG_MTR_STOP_SLEEP_S = 0.1              # log_margin_checkpoint_age: os_thread_sleep(100000)
+BUF_FLUSH_WAIT_FLUSHED_SLEEP_S = 0.01   # buf_flush_wait_flushed_sleep_time (5.7)
+
+
+class LogSys57(LogSys56):
+    """MySQL 5.7 (log/log0log.cc 5.7.44): the same log_close flag and checkpoint thresholds as 5.6;
+    past max_modified_age_sync a user thread asks the page cleaner for a sync flush up to
+    oldest + the overshoot (buf_flush_request_force, with innodb_flush_sync) and polls every 10 ms,
+    per instance, until that instance's oldest page is past the target (buf_flush_wait_flushed,
+    one buffer_flush_sync_waits per sleep). New in 5.7, log_margin_checkpoint_age: past
+    log_group_capacity (90 % of the log) a thread sleeps 100 ms if the pages are not flushed far
+    enough and then writes a checkpoint synchronously. Here that check runs at log_free_check
+    rather than before each mini-transaction's redo is written.
+    """
+
+    cleaner = None                        # the page cleaner coordinator (set by the engine)
+
+    def log_close(self) -> None:
+        super().log_close()
+        if self.st.lsn - self.st.last_checkpoint_lsn > self.limits.log_group_capacity:
+            self.st.check_flush_or_checkpoint = True
+
+    def log_check_margins(self):
+        st, lim, env, pool = self.st, self.limits, self.env, self.pool
+        self.in_margin += 1
+        try:
+            if st.lsn - st.last_checkpoint_lsn > lim.log_group_capacity:     # log_margin_checkpoint_age
+                if st.lsn - self.oldest() > lim.log_group_capacity:
+                    yield env.timeout(LOG_MTR_STOP_SLEEP_S)
+                yield from self.checkpoint(sync=True)
+            while st.check_flush_or_checkpoint:
+                if st.lsn - st.written_lsn > self.s.log_buffer_size_bytes // 2:   # log_flush_margin
+                    yield st.writer.wait_written(st.lsn)
+                o = pool.oldest_modification_all()
+                action = log_checkpoint_margin_57(st.lsn, st.last_checkpoint_lsn, o if o else None, lim)
+                if action.checkpoint != "sync":
+                    st.check_flush_or_checkpoint = False
+                if action.preflush_to_lsn is not None:
+                    target = action.preflush_to_lsn
+                    if self.s.flush_sync:
+                        self.cleaner.request_force(target)
+                    for i in range(pool.n_instances):                       # buf_flush_wait_flushed
+                        while 0 < pool.oldest_modification(i) < target:
+                            yield env.timeout(BUF_FLUSH_WAIT_FLUSHED_SLEEP_S)
+                            self.counters.add("buffer_flush_sync_waits")
                 if action.checkpoint is not None:
                     yield from self.checkpoint(sync=action.checkpoint == "sync")
                     if action.checkpoint == "sync":

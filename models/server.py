@@ -17,6 +17,7 @@ COUNTERS = (
     "buffer_LRU_single_flush_pages",         # user threads, no free page
     "buffer_flush_neighbor_total_pages",     # neighbours written along (included in the above)
     "buffer_flush_sync_waits",
+    "log_on_file_space_waits",               # 8.0: user threads waiting for redo space (log_free_check)
     "buffer_flush_sync",                     # sync preflush batches (calls)
     "Innodb_buffer_pool_wait_free",
     "Innodb_buffer_pool_reads",
@@ -45,8 +46,9 @@ FLUSH_KIND_COUNTER = {
 
 @dataclass(frozen=True)
 class ServerSettings:
-    """The my.cnf settings the 5.6 engine reads, resolved to numbers (units in names)."""
+    """The my.cnf settings the engine reads, resolved to numbers (units in names)."""
 
+    version: str = "mysql-5.6"
     page_size_bytes: int = 16384
     buffer_pool_size_bytes: int = 128 << 20
     buffer_pool_instances: int = 1
@@ -69,6 +71,11 @@ class ServerSettings:
     flush_method: str = "fsync"
     old_blocks_pct: int = 37
     old_blocks_time_s: float = 1.0
+    redo_log_capacity_bytes: int = 100 << 20
+    page_cleaners: int = 1
+    flush_sync: bool = True
+    idle_flush_pct: int = 100
+    doublewrite_pages: int = 4
 
 
 @dataclass

@@ -17,6 +17,9 @@ Mirrors (MySQL 5.6): log_free_check (include/log0log.ic), buf_LRU_get_free_block
 buf_flush_single_page_from_LRU; Innodb_buffer_pool_wait_free per round), log_write_up_to with
 group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_commit 0/1/2).
 Not modelled: waiting for a running LRU batch before the LRU scan (the thread scans at once).
+Versions (models/versions.py): 5.7 and 8.0 sleep 10 ms instead of 100 ms (buf/buf0lru.cc); in
+MariaDB 10.11 the user thread wakes the page cleaner and waits for a freed block, modelled here
+as the same single-page write without a sleep (the cleaner's LRU write, done on the thread's behalf).
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ class UserThreads:
         self.tick_s = tick_s
         self.n_ticks = n_ticks
         self.step_s = step_s
+        self.free_block_sleep_s = 0.1
         self.cores = [0.0] * max(1, cores)
         self.latch_free_s = 0.0
         self.writer = LogWriter(self)
@@ -402,7 +406,7 @@ class UserThreads:
             if evicted and pool.take_free_frame(i):
                 return t
             if rounds > 1:
-                t += 0.1                                    # os_thread_sleep(100000)
+                t += self.free_block_sleep_s                # 5.6 os_thread_sleep(100000); 5.7+ 10 ms
             _, dirty = pool.lru_tail_scan(i, max_scan=pool.inst[i].lru_len, evict_clean=False, want_dirty=1,
                                           min_len=0)
             if dirty:                                       # buf_flush_single_page_from_LRU

@@ -16,7 +16,7 @@ from pathlib import Path
 from models.device import builtin_profile_names, load_profile
 from models.errors import InputError
 
-SUITES = ("iobench", "flushing")
+SUITES = ("iobench", "flushing", "versions")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -235,6 +235,8 @@ def _cmd_validate(args) -> int:
 
     if args.suite == "iobench":
         from validation import iobench as suite
+    elif args.suite == "versions":
+        from validation import versions as suite
     else:
         from validation import flushing as suite
 

@@ -17,7 +17,9 @@ from models.device import builtin_profile_names
 from models.errors import InputError
 from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
 from models.iobench import PATTERNS
-from models.redo import log_calc_max_ages_56
+from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
+from models.versions import (VERSION_NAMES, VERSIONS, buffer_pool_instances_default, io_capacity_max_default,
+                             version as version_of)
 from sim.units import format_size, parse_duration_s, parse_size_bytes
 
 
@@ -53,8 +55,8 @@ class Key:
 G = 1 << 30
 SCHEMA: dict[str, dict[str, Key]] = {
     "server": {
-        "version": Key("version", "choice", "mysql-5.6", choices=("mysql-5.6",),
-                       doc="server whose algorithms are simulated"),
+        "version": Key("version", "choice", "mysql-5.6", choices=VERSION_NAMES,
+                       doc="server whose algorithms and defaults are simulated (models/versions.py)"),
         "innodb_page_size": Key("innodb_page_size_bytes", "choice", 16384, choices=(4096, 8192, 16384),
                                 doc="InnoDB page size (5.6: 4K, 8K, 16K)"),
         "innodb_flush_method": Key("innodb_flush_method", "choice", "fsync",
@@ -62,12 +64,25 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                             "O_DIRECT_NO_FSYNC"),
                                    doc="how data and log files are opened and flushed (5.6, Linux)"),
         "innodb_buffer_pool_size": Key("innodb_buffer_pool_size_bytes", "size", 128 << 20, 5 << 20, 1 << 42),
-        "innodb_buffer_pool_instances": Key("innodb_buffer_pool_instances", "int", 8, 1, 64),
+        "innodb_buffer_pool_instances": Key("innodb_buffer_pool_instances", "int", 8, 1, 64,
+                                            doc="default 8 (8.4: from the pool size and cores; MariaDB: one pool)"),
         "innodb_log_file_size": Key("innodb_log_file_size_bytes", "size", 48 << 20, 1 << 20, 512 * G),
         "innodb_log_files_in_group": Key("innodb_log_files_in_group", "int", 2, 2, 100),
+        "innodb_redo_log_capacity": Key("innodb_redo_log_capacity_bytes", "size", 100 << 20, REDO_LOG_CAPACITY_MIN,
+                                        REDO_LOG_CAPACITY_MAX, doc="8.0.30+: redo size (replaces the two above)"),
         "innodb_thread_concurrency": Key("innodb_thread_concurrency", "int", 0, 0, 1000),
         "innodb_io_capacity": Key("innodb_io_capacity", "int", 200, 100, 2**32),
-        "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32),
+        "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32,
+                                      doc="default max(2000, 2 x innodb_io_capacity); 8.4: 2 x innodb_io_capacity"),
+        "innodb_page_cleaners": Key("innodb_page_cleaners", "int", 4, 1, 64,
+                                    doc="5.7+: page cleaner threads (at most the instances; 8.4 default: instances)"),
+        "innodb_flush_sync": Key("innodb_flush_sync", "bool", True,
+                                 doc="5.7+: the page cleaner ignores io_capacity for sync flushing"),
+        "innodb_idle_flush_pct": Key("innodb_idle_flush_pct", "int", 100, 0, 100,
+                                     doc="8.0: % of innodb_io_capacity flushed when idle"),
+        "innodb_doublewrite_pages": Key("innodb_doublewrite_pages", "int", 4, 1, 512,
+                                        doc="8.0.20+: pages per doublewrite batch (8.0 default: "
+                                            "innodb_write_io_threads = 4; 8.4: 128)"),
         "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
         "innodb_file_per_table": Key("innodb_file_per_table", "bool", True),
         "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
@@ -214,9 +229,14 @@ class ServerConfig:
     innodb_buffer_pool_instances: int
     innodb_log_file_size_bytes: int
     innodb_log_files_in_group: int
+    innodb_redo_log_capacity_bytes: int
     innodb_thread_concurrency: int
     innodb_io_capacity: int
     innodb_io_capacity_max: int
+    innodb_page_cleaners: int
+    innodb_flush_sync: bool
+    innodb_idle_flush_pct: int
+    innodb_doublewrite_pages: int
     innodb_doublewrite: bool
     innodb_file_per_table: bool
     innodb_log_buffer_size_bytes: int
@@ -283,6 +303,7 @@ class Scenario:
     workload: WorkloadConfig
     run: RunConfig
     present_sections: frozenset[str]
+    notes: tuple[str, ...] = ()           # what the server would say about settings it maps or ignores
 
 
 _SECTION_TYPES = {"server": ServerConfig, "hardware": HardwareConfig, "workload": WorkloadConfig,
@@ -340,14 +361,72 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
             else:
                 out[spec.attr] = (spec.default,) if spec.listable else spec.default
         values[section] = out
+    notes = _apply_version(doc.get("server", {}), values, origin, src)
     _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
     return Scenario(
         name=name,
         source=src,
         present_sections=frozenset(doc),
+        notes=tuple(notes),
         **{s: _SECTION_TYPES[s](**values[s]) for s in SCHEMA},
     )
+
+
+def version_keys(version_name: str) -> list[str]:
+    """The [server] keys a version has (it refuses the absent ones and ignores the removed ones)."""
+    v = version_of(version_name)
+    skip = set(v.absent) | set(v.removed)
+    if v.redo == "8030":
+        skip |= {"innodb_log_file_size", "innodb_log_files_in_group"}
+    return [k for k in SCHEMA["server"] if k not in skip]
+
+
+def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[str]:
+    """Fill the settings left out with the version's defaults; refuse what it does not have; map
+    or ignore (with the server's own message) what it has deprecated or removed."""
+    srv, hw = values["server"], values["hardware"]
+    v = VERSIONS[srv["version"]]
+    notes = []
+    for key in given:
+        if key in v.absent:
+            raise InputError(origin[("server", key)], f"server.{key}",
+                             f"{v.label} has no such variable (the server stops at startup: unknown variable)",
+                             f"the keys of {v.name}: " + ", ".join(version_keys(v.name)))
+        if key in v.removed:
+            notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
+                         "compatibility with old my.cnf files (the server's startup warning)")
+    for key, spec in SCHEMA["server"].items():
+        if key not in given and key in v.defaults:
+            srv[spec.attr] = v.defaults[key]
+    if "innodb_io_capacity_max" not in given:
+        srv["innodb_io_capacity_max"] = max(io_capacity_max_default(v, srv["innodb_io_capacity"]),
+                                            srv["innodb_io_capacity"])
+    if v.is_mariadb:
+        srv["innodb_buffer_pool_instances"] = 1
+        srv["innodb_page_cleaners"] = 1
+        srv["innodb_log_files_in_group"] = 1
+        srv["innodb_thread_concurrency"] = 0
+    elif "innodb_buffer_pool_instances" not in given:
+        srv["innodb_buffer_pool_instances"] = buffer_pool_instances_default(
+            v, srv["innodb_buffer_pool_size_bytes"], hw["cpu_cores"])
+    if v.name == "mysql-8.4" and "innodb_page_cleaners" not in given:
+        srv["innodb_page_cleaners"] = srv["innodb_buffer_pool_instances"]
+    if v.redo == "8030":
+        old = [k for k in ("innodb_log_file_size", "innodb_log_files_in_group") if k in given]
+        if old and "innodb_redo_log_capacity" in given:
+            notes.append(f"{v.label}: innodb_redo_log_capacity is set, so " + " and ".join(old)
+                         + " are ignored (deprecated since 8.0.30)")
+        elif old:
+            srv["innodb_redo_log_capacity_bytes"] = min(REDO_LOG_CAPACITY_MAX, max(
+                REDO_LOG_CAPACITY_MIN, srv["innodb_log_file_size_bytes"] * srv["innodb_log_files_in_group"]))
+            notes.append(f"{v.label}: " + " and ".join(old) + " are deprecated; innodb_redo_log_capacity = "
+                         f"innodb_log_file_size x innodb_log_files_in_group = "
+                         f"{format_size(srv['innodb_redo_log_capacity_bytes'])}")
+        # The old settings play no further part; they resolve to their defaults.
+        for key in ("innodb_log_file_size", "innodb_log_files_in_group"):
+            srv[SCHEMA["server"][key].attr] = SCHEMA["server"][key].default
+    return notes
 
 
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
@@ -409,8 +488,11 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
                          f"log files come to {format_size(total)} in all",
                          "innodb_log_file_size x innodb_log_files_in_group <= 512G (5.6)")
     try:
-        log_calc_max_ages_56(srv["innodb_log_file_size_bytes"], srv["innodb_log_files_in_group"],
-                             srv["innodb_page_size_bytes"], srv["innodb_thread_concurrency"])
+        redo_limits(version_of(srv["version"]).redo, log_file_size_bytes=srv["innodb_log_file_size_bytes"],
+                    log_files_in_group=srv["innodb_log_files_in_group"],
+                    redo_log_capacity_bytes=srv["innodb_redo_log_capacity_bytes"],
+                    page_size_bytes=srv["innodb_page_size_bytes"],
+                    thread_concurrency=srv["innodb_thread_concurrency"])
     except InputError as err:
         raise InputError(where("server", "innodb_log_file_size"), f"server.{err.field}", err.problem,
                          err.allowed) from None
@@ -503,6 +585,8 @@ def applicable_keys(scn: Scenario, section: str) -> list[str]:
     keys = list(SCHEMA[section])
     if section == "workload":
         keys = [k for k in keys if k not in skip and k != "warehouses"]
+    if section == "server":
+        keys = version_keys(scn.server.version)
     return keys
 
 

@@ -1,4 +1,6 @@
-"""The InnoDB engine run: wires the 5.6 models into one SimPy environment and records the series.
+"""The InnoDB engine run: wires the models of the scenario's server version into one SimPy
+environment and records the series. models/versions.py says which variant of each part a
+version runs (redo limits, foreground behaviour, page cleaner, checkpoint writer, doublewrite).
 
 `run(scenario)` is a pure function of the scenario: the same scenario and seed give the same
 result bit for bit (every random draw comes from generators spawned from run.seed).
@@ -7,7 +9,7 @@ result bit for bit (every random draw comes from generators spawned from run.see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import simpy
@@ -15,15 +17,20 @@ import simpy
 from models.buf_flush import FlushBatches, Flusher
 from models.buffer_pool import BufferPool
 from models.device import Device, DeviceProfile, load_profile
-from models.doublewrite import Doublewrite56
+from models.doublewrite import Doublewrite56, Doublewrite80, DoublewriteMariaDB
 from models.fil import FilIO
 from models.filesystem import Filesystem, FsSpec, make_spec
-from models.log_sys import LogState, LogSys56
+from models.log_checkpointer import LogSys80
+from models.log_sys import LogState, LogSys56, LogSys57
+from models.log_sys_mariadb import LogSysMariaDB
 from models.oltp import PageSampler, TxnProfile
 from models.page_cleaner import PageCleaner56
-from models.redo import RedoLimits, log_calc_max_ages_56
+from models.page_cleaner_coordinator import PageCleanerCoordinator
+from models.page_cleaner_mariadb import PageCleanerMariaDB
+from models.redo import RedoLimits, redo_limits
 from models.server import COUNTERS, Counters, ServerSettings
 from models.user_threads import UserThreads
+from models.versions import Version, version as version_of
 
 BUF_POOL_SIZE_THRESHOLD = 1 << 30        # 5.6 innobase_start_or_create_for_mysql: 1 instance below 1 GiB
 
@@ -59,16 +66,28 @@ class EngineResult:
 
 
 def settings_from(scn) -> tuple[ServerSettings, list[str]]:
-    """The engine's settings from a scenario, adjusting what the 5.6 server adjusts (with its warning)."""
+    """The engine's settings from a scenario, adjusting what the server adjusts (with its warning)."""
     s = scn.server
-    warnings = []
+    v = version_of(s.version)
+    warnings = list(getattr(scn, "notes", ()))
     inst = s.innodb_buffer_pool_instances
     if s.innodb_buffer_pool_size_bytes < BUF_POOL_SIZE_THRESHOLD and inst > 1:
         warnings.append(f"Adjusting innodb_buffer_pool_instances from {inst} to 1 since "
                         f"innodb_buffer_pool_size is less than {BUF_POOL_SIZE_THRESHOLD >> 20} MiB "
-                        "(the 5.6 server does the same at startup)")
+                        f"(the {v.label} server does the same at startup)")
         inst = 1
+    neighbors = s.innodb_flush_neighbors
+    if v.is_mariadb and neighbors:
+        # buf_flush_try_neighbors only on rotational storage (space->is_rotational()); innosim's
+        # device profiles are flash.
+        neighbors = 0
     return ServerSettings(
+        version=v.name,
+        redo_log_capacity_bytes=s.innodb_redo_log_capacity_bytes,
+        page_cleaners=max(1, min(s.innodb_page_cleaners, inst)) if v.cleaner in ("57", "80") else 1,
+        flush_sync=s.innodb_flush_sync,
+        idle_flush_pct=s.innodb_idle_flush_pct,
+        doublewrite_pages=s.innodb_doublewrite_pages,
         page_size_bytes=s.innodb_page_size_bytes,
         buffer_pool_size_bytes=s.innodb_buffer_pool_size_bytes,
         buffer_pool_instances=inst,
@@ -85,7 +104,7 @@ def settings_from(scn) -> tuple[ServerSettings, list[str]]:
         max_dirty_pages_pct_lwm=s.innodb_max_dirty_pages_pct_lwm,
         flushing_avg_loops=s.innodb_flushing_avg_loops,
         lru_scan_depth=s.innodb_lru_scan_depth,
-        flush_neighbors=s.innodb_flush_neighbors,
+        flush_neighbors=neighbors,
         doublewrite=s.innodb_doublewrite,
         flush_method=s.innodb_flush_method,
         old_blocks_pct=s.innodb_old_blocks_pct,
@@ -110,11 +129,18 @@ def preflight(scn) -> Checked:
     redo limits (log_calc_max_ages refuses a log too small). Server(scn) starts from this."""
     settings, warnings = settings_from(scn)
     hw = scn.hardware
+    v = version_of(settings.version)
+    limits, redo_warnings = redo_limits(v.redo, log_file_size_bytes=settings.log_file_size_bytes,
+                                        log_files_in_group=settings.log_files_in_group,
+                                        redo_log_capacity_bytes=settings.redo_log_capacity_bytes,
+                                        page_size_bytes=settings.page_size_bytes,
+                                        thread_concurrency=settings.thread_concurrency)
+    if limits.version != v.name:
+        limits = replace(limits, version=v.name)
     return Checked(
-        settings=settings, warnings=warnings, device_profile=load_profile(hw.device),
+        settings=settings, warnings=warnings + redo_warnings, device_profile=load_profile(hw.device),
         fs_spec=make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware"),
-        limits=log_calc_max_ages_56(settings.log_file_size_bytes, settings.log_files_in_group,
-                                    settings.page_size_bytes, settings.thread_concurrency))
+        limits=limits)
 
 
 def txn_profile_from(scn) -> TxnProfile:
@@ -124,7 +150,7 @@ def txn_profile_from(scn) -> TxnProfile:
 
 
 class Server:
-    """One simulated MySQL 5.6 server and its machine."""
+    """One simulated server (of the scenario's version) and its machine."""
 
     def __init__(self, scn, check_every_s: float = 0.0) -> None:
         self.scn = scn
@@ -151,13 +177,16 @@ class Server:
         self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct, rng_pages)
         if wl.warm_start:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
+        self.version = v = version_of(st.version)
         self.log = LogState()
         self.batches = FlushBatches(env, n_inst)
         self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
-        self.dblwr = Doublewrite56(env, self.fil, self.pool.space_of, self.counters, self.flusher.on_write_complete,
-                                   enabled=st.doublewrite)
+        self.dblwr = self._doublewrite(v)
         self.flusher.dblwr = self.dblwr
-        self.logsys = LogSys56(env, self.log, self.pool, self.flusher, self.fil, self.counters, self.limits, st)
+        logsys_cls = {"56": LogSys56, "57": LogSys57, "80": LogSys80, "mariadb": LogSysMariaDB}[v.foreground]
+        extra = {"flush_order_lag": v.flush_order_lag_bytes} if v.foreground == "80" else {}
+        self.logsys = logsys_cls(env, self.log, self.pool, self.flusher, self.fil, self.counters, self.limits, st,
+                                 **extra)
         self.tick_s = run.resolution_s
         self.end_s = run.warmup_s + run.duration_s
         self.n_ticks = int(round(self.end_s / self.tick_s))
@@ -165,15 +194,37 @@ class Server:
                                  sampler=self.sampler, pool=self.pool, log=self.log, logsys=self.logsys,
                                  fil=self.fil, counters=self.counters, settings=st, rng=rng_users,
                                  think_s=wl.think_s, tick_s=self.tick_s, n_ticks=self.n_ticks)
-        self.cleaner = PageCleaner56(env, self.flusher, self.pool, self.log, self.counters, st, self.limits)
+        self.users.free_block_sleep_s = v.free_block_sleep_s
+        if v.cleaner == "56":
+            self.cleaner = PageCleaner56(env, self.flusher, self.pool, self.log, self.counters, st, self.limits)
+        elif v.cleaner in ("57", "80"):
+            self.cleaner = PageCleanerCoordinator(env, self.flusher, self.pool, self.log, self.counters, st,
+                                                  self.limits, mode_80=v.cleaner == "80",
+                                                  flush_order_lag=v.flush_order_lag_bytes)
+        else:
+            self.cleaner = PageCleanerMariaDB(env, self.flusher, self.pool, self.log, self.logsys, self.counters,
+                                              st, self.limits)
+        self.logsys.cleaner = self.cleaner
         self.counter_rows = np.zeros((self.n_ticks, len(COUNTERS)), dtype=np.int64)
         self.gauge_rows = np.zeros((self.n_ticks, len(GAUGES)), dtype=np.float64)
         self.check_every_s = check_every_s
         self.violations: list[str] = []
         env.process(self.users.run())
         env.process(self.cleaner.run())
-        env.process(self.logsys.master_thread())
+        env.process(self.logsys.master_thread(checkpoints=v.checkpoints == "master"))
+        if v.checkpoints == "checkpointer":
+            env.process(self.logsys.checkpointer())
         env.process(self._recorder())
+
+    def _doublewrite(self, v: Version):
+        st, args = self.settings, (self.env, self.fil, self.pool.space_of, self.counters,
+                                   self.flusher.on_write_complete)
+        if v.doublewrite == "80":
+            return Doublewrite80(*args, enabled=st.doublewrite, inst_of=self.pool.inst_of,
+                                 pages=st.doublewrite_pages, flush_method=st.flush_method)
+        if v.doublewrite == "mariadb":
+            return DoublewriteMariaDB(*args, enabled=st.doublewrite)
+        return Doublewrite56(*args, enabled=st.doublewrite)
 
     def _recorder(self):
         env, tick = self.env, self.tick_s
@@ -227,7 +278,7 @@ class Server:
             counters=self.counter_rows, gauges=self.gauge_rows, thread_s=self.users.acc[:, : self.n_ticks],
             commit_t=np.asarray(self.users.commit_t), latency_s=np.asarray(self.users.latency_s),
             n_instances=self.pool.n_instances, n_pages=self.n_pages, frames=self.pool.total_frames,
-            redo_capacity_bytes=self.limits.capacity_bytes, warnings=self.warnings, wall_s=wall,
+            redo_capacity_bytes=self.limits.configured_bytes, warnings=self.warnings, wall_s=wall,
             final_checks={"violations": list(self.violations)})
 
 

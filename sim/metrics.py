@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from models.redo import LIMIT_FIELDS
 from models.server import COUNTERS, FLUSH_KIND_COUNTER
 from models.user_threads import STATE_NAMES
 from sim.engine import GAUGES, EngineResult
@@ -77,9 +78,9 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     cols["checkpoint_age_max_pct"] = 100.0 * base_age[: n * step].reshape(n, step).max(axis=1) / cap
     cols["modified_age_pct"] = 100.0 * (lsn - oldest) / cap
     lim = result.limits
-    for name in ("max_modified_age_async", "max_modified_age_sync", "max_checkpoint_age_async",
-                 "max_checkpoint_age"):
-        cols[f"log_{name}_pct"] = np.full(n, 100.0 * getattr(lim, name) / cap)
+    for name in LIMIT_FIELDS:
+        v = getattr(lim, name)
+        cols[f"log_{name}_pct"] = np.full(n, np.nan if v is None else 100.0 * v / cap)
     cols["Innodb_buffer_pool_pages_dirty"] = g[:, gi["Innodb_buffer_pool_pages_dirty"]]
     cols["Innodb_buffer_pool_pages_free"] = g[:, gi["Innodb_buffer_pool_pages_free"]]
     for name in RATE_COUNTERS:
@@ -193,9 +194,11 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "pages_flushed_per_s_total": float(m1["pages_flushed"].sum() / max(len(m1), 1)),
         "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
         "redo_capacity_bytes": result.redo_capacity_bytes,
-        "limits_pct": {name: 100.0 * getattr(result.limits, name) / result.redo_capacity_bytes
-                       for name in ("max_modified_age_async", "max_modified_age_sync",
-                                    "max_checkpoint_age_async", "max_checkpoint_age")},
+        "limits_pct": {name: (None if getattr(result.limits, name) is None
+                              else 100.0 * getattr(result.limits, name) / result.redo_capacity_bytes)
+                       for name in LIMIT_FIELDS},
+        "limit_names": dict(result.limits.names),
+        "version": result.settings.version,
         "buffer_pool_instances": result.n_instances,
         "wall_s": result.wall_s,
         "realtime_ratio": (result.n_ticks * result.tick_s) / result.wall_s if result.wall_s > 0 else None,

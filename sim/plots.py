@@ -12,12 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from sim.report import write_atomic  # noqa: E402
 
-LIMIT_LABELS = {
-    "log_max_modified_age_async_pct": "max_modified_age_async (adaptive reference)",
-    "log_max_modified_age_sync_pct": "max_modified_age_sync (sync flush)",
-    "log_max_checkpoint_age_async_pct": "max_checkpoint_age_async",
-    "log_max_checkpoint_age_pct": "max_checkpoint_age",
-}
+from models.redo import LIMIT_FIELDS, RedoLimits  # noqa: E402
+
+DEFAULT_LIMIT_NAMES = dict(RedoLimits.__dataclass_fields__["names"].default)
 
 
 def _save(fig, path: Path) -> Path:
@@ -73,13 +70,19 @@ def throughput_figure(frames: dict, labels=("1s", "10s")):
     return _margins(fig)
 
 
-def checkpoint_figure(df):
+def checkpoint_figure(df, names: dict | None = None):
+    """Checkpoint and modified age with the version's limits, each under the version's own name
+    (`names`: limit field -> name, the summary's limit_names; a limit the version lacks is NaN)."""
+    names = names or DEFAULT_LIMIT_NAMES
     fig, ax = plt.subplots(figsize=(10, 3.6))
     ax.plot(df["time_s"], df["checkpoint_age_pct"], label="checkpoint age (lsn - last checkpoint)")
     ax.plot(df["time_s"], df["modified_age_pct"], label="modified age (lsn - oldest dirty page)", lw=0.8)
     t0, t1 = float(df["time_s"].iloc[0]), float(df["time_s"].iloc[-1])
-    for k, (col, text) in enumerate(LIMIT_LABELS.items()):
-        y = float(df[col].iloc[0])
+    for k, field in enumerate(LIMIT_FIELDS):
+        y = float(df[f"log_{field}_pct"].iloc[0])
+        if y != y:                                  # NaN: the version has no such limit
+            continue
+        text = names[field]
         ax.axhline(y, ls="--", lw=0.8, color="grey")
         # The four limits lie within a few percent: labels alternate sides; the lower two sit under their
         # lines, the upper two over theirs.
@@ -183,6 +186,8 @@ def overlay_figure(frames: dict, column: str, ylabel: str, per_s: bool = False, 
         y = df[column] / _interval_s(df) if per_s else df[column]
         ax.plot(df["time_s"], y, drawstyle="steps-pre", lw=1.2, color=color, label=label)
         for text, value in ((limits or {}).get(label) or {}).items():
+            if value != value:                      # NaN: that run's version has no such limit
+                continue
             ax.axhline(value, ls="--", lw=0.8, color=color, alpha=0.7)
             ax.text(float(df["time_s"].iloc[0]), value, f" {label}: {text}", fontsize=7, color=color,
                     va="bottom")
@@ -249,7 +254,7 @@ def write_plots(result, frames: dict, out_dir: Path) -> list[Path]:
         return []
     return [
         _save(throughput_figure(frames), out_dir / "throughput.png"),
-        _save(checkpoint_figure(sec), out_dir / "checkpoint_age.png"),
+        _save(checkpoint_figure(sec, dict(result.limits.names)), out_dir / "checkpoint_age.png"),
         _save(flushing_figure(sec), out_dir / "flushing.png"),
         _save(sync_waits_figure(sec), out_dir / "sync_waits.png"),
     ]

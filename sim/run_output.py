@@ -23,10 +23,9 @@ def summary_text(s: dict) -> str:
         f"p1 {s['tps_p1_per_s']:,.0f}, p99 {s['tps_p99_per_s']:,.0f}",
         "latency ms: " + ", ".join(f"{k} {v:,.1f}" for k, v in s["latency_ms"].items() if v is not None),
         f"checkpoint age max {s['checkpoint_age_max_pct']:.1f}% of redo capacity "
-        f"({s['checkpoint_age_max_bytes'] / 2**20:,.0f} MiB); limits: async flush "
-        f"{s['limits_pct']['max_modified_age_async']:.1f}%, sync flush {s['limits_pct']['max_modified_age_sync']:.1f}%, "
-        f"async checkpoint {s['limits_pct']['max_checkpoint_age_async']:.1f}%, "
-        f"sync checkpoint {s['limits_pct']['max_checkpoint_age']:.1f}%",
+        f"({s['checkpoint_age_max_bytes'] / 2**20:,.0f} MiB)",
+        f"{s.get('version', 'mysql-5.6')} limits: " + "; ".join(
+            f"{s['limit_names'][k]} {v:.1f}%" for k, v in s["limits_pct"].items() if v is not None),
         "pages flushed per s: " + ", ".join(f"{k} {v:,.0f}" for k, v in s["pages_flushed_per_s"].items())
         + f" (total {s['pages_flushed_per_s_total']:,.0f})",
         f"buffer_flush_sync_waits {s['buffer_flush_sync_waits']:,} (max {s['buffer_flush_sync_waits_max_per_s']:,}/s); "

@@ -75,8 +75,8 @@ def show_comparison(out_a: dict, out_b: dict, names: tuple[str, str], resolution
                                                                 logy=True),
                  joined(da, db, ["latency_p99_ms"]), f"compare-latency-{label}")
     sa, sb = fa.get("1s", da), fb.get("1s", db)
-    limits = {lab: {"sync": float(f["log_max_modified_age_sync_pct"].iloc[0]),
-                    "max_checkpoint_age": float(f["log_max_checkpoint_age_pct"].iloc[0])}
+    limits = {lab: {"sync flush": float(f["log_max_modified_age_sync_pct"].iloc[0]),
+                    "users wait": float(f["log_max_checkpoint_age_pct"].iloc[0])}
               for lab, f in ((la, sa), (lb, sb))}
     figure_block("Checkpoint age (1 s), with each run's sync-flush and max checkpoint age limits",
                  overlay_figure({la: sa, lb: sb}, "checkpoint_age_pct", "% of redo capacity", limits=limits),

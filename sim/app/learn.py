@@ -194,7 +194,7 @@ def _bp_walk(step: int, k: str) -> None:
     st_df = stalls(sec, out["threshold_pct"])
     figure_block("Commits per second (1 s), stalls shaded by cause", tps_figure(sec, "1 s", st_df),
                  sec[["time_s", "tps"]], f"learn-bp-{step}-tps")
-    figure_block("Checkpoint age against the limits", checkpoint_figure(sec),
+    figure_block("Checkpoint age against the limits", checkpoint_figure(sec, s.get("limit_names")),
                  sec[["time_s", "checkpoint_age_pct", "log_max_modified_age_async_pct",
                       "log_max_modified_age_sync_pct", "log_max_checkpoint_age_pct"]], f"learn-bp-{step}-age")
     figure_block("Pages flushed per second by kind", flushing_figure(sec),

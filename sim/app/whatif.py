@@ -48,7 +48,7 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     figure_block("Latency percentiles", latency_figure(df), df[["time_s", "latency_p50_ms", "latency_p95_ms",
                                                                 "latency_p99_ms", "latency_max_ms"]],
                  f"{key}-latency-{label}")
-    figure_block("Checkpoint age against the async / sync / max limits (1 s)", checkpoint_figure(sec),
+    figure_block("Checkpoint age against the async / sync / max limits (1 s)", checkpoint_figure(sec, s.get("limit_names")),
                  sec[["time_s", "checkpoint_age_pct", "modified_age_pct", "log_max_modified_age_async_pct",
                       "log_max_modified_age_sync_pct", "log_max_checkpoint_age_async_pct",
                       "log_max_checkpoint_age_pct"]], f"{key}-checkpoint-age")

@@ -1,0 +1,156 @@
+"""The MariaDB 10.5+ page cleaner: buf_flush_page_cleaner, one thread over the one buffer pool.
+
+Mirrors MariaDB 10.11/11.x buf/buf0flu.cc (buf_flush_page_cleaner, buf_flush_sync_for_checkpoint,
+page_cleaner_flush_pages_recommendation, af_needed_for_redo, buf_flush_ahead; spec
+shared/research/innodb-flushing.md 4.4), iteration by iteration:
+1. furious flushing while buf_flush_sync_lsn is set (innodb_flush_sync): up to
+   innodb_io_capacity_max pages below it, wait for those writes, fsync, checkpoint; no sleep;
+2. no dirty page: checkpoint, idle;
+3. a pending flush-ahead target (buf_flush_async_lsn): up to innodb_io_capacity_max pages below it;
+4. else, free pages short: an LRU flush;
+5. else work only when dirty % reaches innodb_max_dirty_pages_pct (or its lwm when set) or the
+   modified age passes innodb_adaptive_flushing_lwm % of log_capacity; then the adaptive request;
+6. an LRU flush until the free list holds innodb_lru_scan_depth pages;
+7. the doublewrite slot is pushed and a checkpoint written (about once a second when busy).
+An idle cleaner with innodb_max_dirty_pages_pct_lwm = 0 waits without timeout in the server;
+here it looks once a second whether one of the wake-up conditions holds.
+"""
+
+from __future__ import annotations
+
+from models.adaptive_flushing import (AdaptiveState57, af_needed_for_redo_mariadb, averages_57, modified_ratio_pct_57,
+                                      pct_for_lsn, recommendation_mariadb)
+
+LSN_MAX = 1 << 62
+
+
+class PageCleanerMariaDB:
+    def __init__(self, env, flusher, pool, log, logsys, counters, settings, limits) -> None:
+        self.env = env
+        self.flusher = flusher
+        self.pool = pool
+        self.log = log
+        self.logsys = logsys
+        self.counters = counters
+        self.s = settings
+        self.limits = limits
+        self.state = AdaptiveState57()
+        self.last_pages = 0
+        self.sync_lsn = 0                  # buf_flush_sync_lsn
+        self.async_lsn = 0                 # buf_flush_async_lsn
+        self.idle = True
+        self.event = env.event()
+        self.done_event = env.event()      # buf_pool.done_flush_list
+        self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
+                       "buffer_flush_pct_for_dirty": 0, "buffer_flush_avg_page_rate": 0,
+                       "buffer_flush_lsn_avg_rate": 0}
+
+    def wake(self) -> None:
+        if not self.event.triggered:
+            self.event.succeed()
+
+    def flush_ahead(self, lsn: int, furious: bool) -> None:
+        """buf_flush_ahead: raise the sync (furious) or async target and wake the cleaner."""
+        if furious:
+            if lsn > self.sync_lsn:
+                self.sync_lsn = lsn
+                self.idle = False
+                self.wake()
+        elif lsn > self.async_lsn:
+            self.async_lsn = lsn
+            self.idle = False
+            self.wake()
+
+    def _oldest(self) -> int:
+        return self.pool.oldest_modification_all() or self.log.lsn
+
+    def _need_lru(self) -> bool:
+        c = self.pool.inst[0]
+        return c.lru_len > 256 and c.free < self.s.lru_scan_depth // 2
+
+    def _signal_done(self) -> None:
+        ev, self.done_event = self.done_event, self.env.event()
+        ev.succeed()
+
+    def run(self):
+        env, s, pool = self.env, self.s, self.pool
+        next_loop_s = env.now + 1.0
+        while True:
+            if not (self.sync_lsn and s.flush_sync):
+                if next_loop_s > env.now:
+                    ev = self.event
+                    yield env.any_of([env.timeout(next_loop_s - env.now), ev])
+                    if ev.triggered:
+                        self.event = env.event()
+                if env.now >= next_loop_s:
+                    next_loop_s = env.now + 1.0
+            lsn = self.log.lsn
+            if self.sync_lsn and s.flush_sync:
+                yield from self.furious()
+                continue
+            if not pool.dirty_pages():
+                yield from self.logsys.checkpoint(sync=False)
+                self.idle = True
+                self.async_lsn = 0
+                self._signal_done()
+                continue
+            oldest = self._oldest()
+            n = 0
+            if self.async_lsn > oldest:
+                _, n = yield from self.flusher.flush_list_slot(0, s.io_capacity_max, self.async_lsn, "background")
+                if self._oldest() >= self.async_lsn:
+                    self.async_lsn = 0
+            elif self._need_lru():
+                yield from self.flusher.lru_batch(0, s.io_capacity_max)
+            else:
+                dirty_pct = modified_ratio_pct_57(pool.dirty_pages(), pool.lru_pages(), pool.free_pages())
+                age = lsn - oldest
+                if s.max_dirty_pages_pct_lwm:
+                    work = dirty_pct >= s.max_dirty_pages_pct_lwm
+                else:
+                    work = dirty_pct >= s.max_dirty_pages_pct
+                work = work or af_needed_for_redo_mariadb(age, self.limits.log_group_capacity,
+                                                          s.adaptive_flushing_lwm_pct)
+                if not work:
+                    self.idle = True
+                elif not s.adaptive_flushing:
+                    _, n = yield from self.flusher.flush_list_slot(0, s.io_capacity, LSN_MAX, "background")
+                else:
+                    self.idle = False
+                    first = self.state.prev_lsn == 0
+                    self.state, _ = averages_57(self.state, lsn, env.now, self.last_pages, s.flushing_avg_loops)
+                    p_lsn = pct_for_lsn(age, self.limits.log_group_capacity, self.limits.max_modified_age_async,
+                                        s.io_capacity, s.io_capacity_max, s.adaptive_flushing_lwm_pct, True)
+                    below = pool.count_below(0, oldest + 3 * self.state.lsn_avg_rate, s.io_capacity_max)
+                    req = recommendation_mariadb(self.state, p_lsn, below, dirty_pct, pool.dirty_pages(), s, first)
+                    g = self.gauges
+                    g["buffer_flush_n_to_flush_requested"] = req
+                    g["buffer_flush_pct_for_lsn"] = p_lsn
+                    g["buffer_flush_avg_page_rate"] = self.state.avg_page_rate
+                    g["buffer_flush_lsn_avg_rate"] = self.state.lsn_avg_rate
+                    _, n = yield from self.flusher.flush_list_slot(0, req, LSN_MAX, "adaptive")
+                    self.last_pages = n
+            if pool.inst[0].free < s.lru_scan_depth:
+                budget = max(s.io_capacity_max - n, min(s.io_capacity_max, s.lru_scan_depth))
+                yield from self.flusher.lru_batch(0, budget)
+            yield from self.flusher.dblwr.flush_buffered()
+            yield from self.logsys.checkpoint(sync=False)
+            self._signal_done()
+
+    def furious(self):
+        """buf_flush_sync_for_checkpoint (SimPy generator)."""
+        s, target = self.s, self.sync_lsn
+        if self._need_lru():
+            yield from self.flusher.lru_batch(0, s.io_capacity)
+        _, n = yield from self.flusher.flush_list_slot(0, s.io_capacity_max, target, "sync")
+        self.counters.add("buffer_flush_sync")
+        yield from self.flusher.dblwr.wait_idle()
+        yield from self.logsys.checkpoint(sync=False)
+        if self._oldest() >= target:
+            if self.sync_lsn == target:
+                self.sync_lsn = 0
+            if self.async_lsn <= target:
+                self.async_lsn = 0
+        self._signal_done()
+        if n == 0:
+            yield self.env.timeout(0.001)

@@ -1,0 +1,118 @@
+"""The server versions innosim simulates: which algorithms each runs, its defaults, its settings.
+
+`[server] version` picks one of VERSIONS. A version names the variant of every mechanism that
+changed between releases (shared/research/innodb-flushing.md section 10ter):
+
+* redo: how capacity and thresholds are computed (models.redo: "56" log_calc_max_ages of 5.6/5.7,
+  "80" log_calc_max_ages of 8.0.11-8.0.29, "8030" log0files_capacity of 8.0.30+, "mariadb"
+  log_t::set_capacity of 10.5+);
+* foreground: what a user thread does past a threshold ("56" flushes itself, "57" asks the page
+  cleaner and polls, "80" waits for the checkpointer, "mariadb" flush-ahead and 1 MiB steps);
+* cleaner: the page cleaner ("56" one thread, "57" coordinator + workers, "80" the same with a
+  sync-flush mode, "mariadb" one thread with furious flushing);
+* checkpoints: who writes them ("master" 5.6/5.7 srv_master_thread, "checkpointer" 8.0
+  log_checkpointer, "cleaner" MariaDB's page cleaner);
+* doublewrite: "56" (ibdata, one 120-page batch in flight), "80" (8.0.20+ files, per-instance
+  buffers), "mariadb" (two 128-page slots, asynchronous).
+
+Defaults are the version's compiled defaults of the settings innosim reads (spec section 9; MySQL
+8.4 from its manual's table of changed InnoDB defaults, dev.mysql.com/doc/refman/8.4/en/
+mysql-nutshell.html, and lefred.be "MySQL 8.4 LTS - new production-ready defaults for InnoDB";
+MariaDB 10.11 measured here: `mariadbd --no-defaults --verbose --help` of 10.11.19).
+`absent` lists settings the version does not have: the server refuses to start on an unknown
+variable. `removed` lists settings MariaDB still accepts and ignores; 10.11.19 logs, measured here:
+"'innodb-buffer-pool-instances' was removed. It does nothing now and exists only for compatibility
+with old my.cnf files."
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+M = 1 << 20
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str
+    label: str                          # what a reader calls it
+    source: str                         # the source tree or measurement its models follow
+    redo: str
+    foreground: str
+    cleaner: str
+    checkpoints: str
+    doublewrite: str
+    free_block_sleep_s: float           # buf_LRU_get_free_block's sleep from the second round on
+    defaults: dict = field(default_factory=dict)   # my.cnf name -> value (scenario units)
+    absent: tuple = ()                  # unknown variables: the server refuses to start
+    removed: tuple = ()                 # accepted and ignored, with the server's warning
+    flush_order_lag_bytes: int = 0      # 8.0 innodb_log_recent_closed_size (relaxed flush-list order)
+
+    @property
+    def is_mariadb(self) -> bool:
+        return self.name.startswith("mariadb")
+
+
+_ABSENT_56 = ("innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
+              "innodb_doublewrite_pages")
+_ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages")
+_DEFAULTS_57 = {"innodb_log_buffer_size": 16 * M, "innodb_page_cleaners": 4, "innodb_flush_sync": True}
+_DEFAULTS_80 = dict(_DEFAULTS_57, innodb_max_dirty_pages_pct=90, innodb_max_dirty_pages_pct_lwm=10,
+                    innodb_flush_neighbors=0, innodb_idle_flush_pct=100, innodb_doublewrite_pages=4)
+_DEFAULTS_8030 = dict(_DEFAULTS_80, innodb_redo_log_capacity=100 * M)
+_DEFAULTS_84 = dict(_DEFAULTS_8030, innodb_io_capacity=10000, innodb_flush_method="O_DIRECT",
+                    innodb_log_buffer_size=64 * M, innodb_doublewrite_pages=128)
+RECENT_CLOSED_BYTES = 2 * M             # innodb_log_recent_closed_size default (8.0)
+
+VERSIONS: dict[str, Version] = {v.name: v for v in (
+    Version("mysql-5.6", "MySQL 5.6", "MySQL 5.6.29 source", "56", "56", "56", "master", "56", 0.1,
+            absent=_ABSENT_56),
+    Version("mysql-5.7", "MySQL 5.7", "MySQL 5.7.44 source", "56", "57", "57", "master", "56", 0.01,
+            defaults=_DEFAULTS_57, absent=_ABSENT_57),
+    Version("mysql-8.0", "MySQL 8.0.20-8.0.29", "MySQL 8.0.27 source", "80", "80", "80", "checkpointer", "80",
+            0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity",),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+    Version("mysql-8.0.30", "MySQL 8.0.30+", "MySQL 8.0.3x source (log0files_capacity.cc, log0chkp.cc)", "8030",
+            "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030,
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+    Version("mysql-8.4", "MySQL 8.4 LTS", "MySQL 8.0.3x source with the 8.4 defaults", "8030", "80", "80",
+            "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+    Version("mariadb-10.11", "MariaDB 10.11", "MariaDB 10.11/11.x source; defaults measured on 10.11.19",
+            "mariadb", "mariadb", "mariadb", "cleaner", "mariadb", 0.0,
+            defaults={"innodb_log_file_size": 96 * M, "innodb_log_buffer_size": 16 * M,
+                      "innodb_flush_method": "O_DIRECT", "innodb_max_dirty_pages_pct": 90,
+                      "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True},
+            absent=("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages"),
+            removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",
+                     "innodb_thread_concurrency")),
+)}
+VERSION_NAMES = tuple(VERSIONS)
+
+
+def version(name: str) -> Version:
+    return VERSIONS[name]
+
+
+def io_capacity_max_default(v: Version, io_capacity: int) -> int:
+    """innodb_io_capacity_max when not set: max(2000, 2 x innodb_io_capacity) (5.6/5.7/8.0
+    innobase_init, SRV_MAX_IO_CAPACITY_DUMMY_DEFAULT; assumed the same for MariaDB, whose help
+    shows the dummy 4294967295); 2 x innodb_io_capacity in 8.4 (lefred.be, MySQL 8.4 defaults)."""
+    if v.name == "mysql-8.4":
+        return 2 * io_capacity
+    return max(2000, 2 * io_capacity)
+
+
+BUFFER_POOL_CHUNK_BYTES = 128 * M
+
+
+def buffer_pool_instances_default(v: Version, pool_bytes: int, cpu_cores: int) -> int:
+    """innodb_buffer_pool_instances when not set: 5.6-8.0: 8, and 1 below 1 GiB (the server's
+    startup adjustment); 8.4: 1 up to 1 GiB, else min((pool / chunk) / 2, cores / 4) in 1..64
+    (8.4 manual, innodb_buffer_pool_instances); MariaDB 10.5+: one pool."""
+    if v.is_mariadb:
+        return 1
+    if v.name == "mysql-8.4":
+        if pool_bytes <= 1 << 30:
+            return 1
+        return max(1, min(64, (pool_bytes // BUFFER_POOL_CHUNK_BYTES) // 2, cpu_cores // 4))
+    return 8

@@ -1,0 +1,281 @@
+"""Validation suite `versions`: every server version's limits, where its mechanisms hold the redo
+age in a run, the seed's 8-vs-1-instance contrast on 5.6 against 5.7, and the live MariaDB run.
+
+Reference rows: validation/reference/versions.toml. Threshold rows compute the version's limits
+(models.redo) for the row's redo size; run rows run scenarios/<name>.toml once each and compute
+the row's metric over the measured window. Live rows compare the MariaDB 10.11 scenario of the
+live-capture kit's setup with what that run measured (validation/live/example), read with
+sim.trace when the suite runs. Output shape: published | simulated | error | tolerance | ok.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.redo import redo_limits
+from models.versions import version as version_of
+from sim.units import parse_size_bytes
+from validation.common import RowResult, counts, reference_doc
+from validation.common import fmt_value as _fmt
+
+SUITE = "versions"
+CHECKS = ("within_pp", "at_least_pp", "figure", "at_least", "at_most", "report")
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO_DIR = ROOT / "scenarios"
+LIVE_DIR = ROOT / "validation" / "live" / "example"
+LIVE_TPS_FROM_S, LIVE_AGE_FROM_S, LIVE_TO_S = 20.0, 60.0, 180.0
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    kind: str
+    where: str
+    metric: str
+    check: str
+    published: float | str | None
+    tolerance: float
+    measure_from_s: float
+    reason: str
+    scenario: str | None = None
+    b: str | None = None
+    version: str | None = None
+    size: dict | None = None
+
+
+def load_reference(text: str | None = None) -> list[Row]:
+    d, raw = reference_doc(SUITE, CHECKS, text)
+    rows = []
+    for r in raw:
+        size = {k: r[k] for k in ("log_file_size", "log_files", "redo_log_capacity") if k in r} or None
+        rows.append(Row(r["id"], r["kind"], r["where"], r["metric"], r["check"], r.get("published"),
+                        float(r.get("tolerance", d["tolerance"])), float(r.get("measure_from_s", d["measure_from_s"])),
+                        r.get("reason", ""), r.get("scenario"), r.get("b"), r.get("version"), size))
+    return rows
+
+
+def case_label(row: Row) -> str:
+    if row.kind == "threshold":
+        return f"{row.version} " + ", ".join(f"{k} {v}" for k, v in row.size.items())
+    return row.scenario + (f" vs {row.b}" if row.b else "")
+
+
+def threshold_pct(row: Row) -> float | None:
+    """The version's limit for the row's redo size, % of the configured size (models.redo)."""
+    v = version_of(row.version)
+    sz = row.size
+    limits, _ = redo_limits(v.redo, log_file_size_bytes=parse_size_bytes(sz.get("log_file_size", "48M")),
+                            log_files_in_group=int(sz.get("log_files", 2)),
+                            redo_log_capacity_bytes=parse_size_bytes(sz.get("redo_log_capacity", "100M")),
+                            page_size_bytes=16384)
+    return limits.pct(row.metric)
+
+
+# -- runs -------------------------------------------------------------------------------------------
+
+def _run_one(name: str) -> dict:
+    """Run one scenario; return what the metrics need (picklable)."""
+    from sim.config import load_scenario
+    from sim.engine import Server
+    from sim.metrics import frame
+
+    scn = load_scenario(SCENARIO_DIR / f"{name}.toml")
+    res = Server(scn).run()
+    return {"name": name, "sec": frame(res, 1.0), "fine": frame(res, 0.1), "wall_s": res.wall_s,
+            "simulated_s": res.n_ticks * res.tick_s, "limits": res.limits, "capacity": res.redo_capacity_bytes,
+            "version": scn.server.version}
+
+
+def _wait_onsets_pct(run: dict, from_s: float, column: str) -> float | None:
+    """Median, over each onset of user threads waiting for redo space, of the age just before it."""
+    f = run["fine"]
+    f = f[f["time_s"] > from_s]
+    waiting = (f["threads_sync_flush"].to_numpy() > 0)
+    age = f[column].to_numpy()
+    onsets = np.flatnonzero(waiting[1:] & ~waiting[:-1]) + 1
+    if not len(onsets):
+        return None
+    return float(np.median(age[onsets - 1]))
+
+
+def metric_value(metric: str, run: dict, from_s: float):
+    sec = run["sec"]
+    m = sec[sec["time_s"] > from_s]
+    if len(m) == 0:
+        raise ValueError(f"{run['name']}: nothing measured after {from_s} s")
+    tps = m["tps"].to_numpy()
+    if metric == "mod_age_plateau_pct":
+        return float(np.median(m["modified_age_pct"]))
+    if metric == "ckpt_age_plateau_pct":
+        return float(np.median(m["checkpoint_age_pct"]))
+    if metric == "ckpt_age_max_pct":
+        return float(m["checkpoint_age_pct"].max())
+    if metric == "users_wait_mod_age_pct":
+        return _wait_onsets_pct(run, from_s, "modified_age_pct")
+    if metric == "users_wait_ckpt_age_pct":
+        return _wait_onsets_pct(run, from_s, "checkpoint_age_pct")
+    if metric == "drop_seconds":
+        return float((tps < 0.5 * np.median(tps)).sum())
+    if metric == "mod_age_max_over_sync":
+        age = (m["log_lsn_current"] - m["log_lsn_buf_pool_oldest"]).max()
+        return float(age) / run["limits"].max_modified_age_sync
+    if metric == "tps_mean":
+        return float(tps.mean())
+    if metric == "user_wait_thread_s":
+        return float(m["threads_sync_flush"].sum())
+    if metric == "max_checkpoint_age_bytes":
+        return float(run["limits"].max_checkpoint_age)
+    if metric == "live_tps_mean":
+        w = sec[(sec["time_s"] > LIVE_TPS_FROM_S) & (sec["time_s"] <= LIVE_TO_S)]
+        return float(w["tps"].mean())
+    if metric == "live_ckpt_age_plateau_pct":
+        w = sec[(sec["time_s"] > LIVE_AGE_FROM_S) & (sec["time_s"] <= LIVE_TO_S)]
+        return float(np.median(w["checkpoint_age_pct"]))
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def measured_live(metric: str) -> float | None:
+    """The live-capture run's own figure for a live row (None when the example is absent)."""
+    from sim.trace import read_trace
+
+    samples, client = LIVE_DIR / "samples.csv.gz", LIVE_DIR / "sysbench.txt"
+    if not samples.is_file() or not client.is_file():
+        return None
+    if metric == "live_tps_mean":
+        f = read_trace(client).frame
+        w = f[(f["time_s"] > LIVE_TPS_FROM_S) & (f["time_s"] <= LIVE_TO_S)]
+        return float(w["tps"].mean())
+    f = read_trace(samples).frame
+    if metric == "max_checkpoint_age_bytes":
+        return float(np.median(f["checkpoint_max_age_bytes"]))
+    if metric == "live_ckpt_age_plateau_pct":
+        w = f[(f["time_s"] > LIVE_AGE_FROM_S) & (f["time_s"] <= LIVE_TO_S)]
+        file_bytes = _live_log_file_bytes()
+        return float(np.median(w["log_lsn_checkpoint_age"])) * 100.0 / file_bytes
+    raise ValueError(f"unknown live metric {metric!r}")
+
+
+def _live_log_file_bytes() -> int:
+    from sim.config import load_scenario
+
+    return load_scenario(SCENARIO_DIR / "live-mariadb-10.11-sysbench.toml").server.innodb_log_file_size_bytes
+
+
+# -- checks -----------------------------------------------------------------------------------------
+
+def check(row: Row, pub, sim) -> RowResult:
+    tol = row.tolerance
+    if row.check == "report":
+        return RowResult(row, "-", sim, None, None)
+    if sim is None:
+        # The event never happened in the run (e.g. no user thread ever waited).
+        ok = row.check == "at_least_pp"
+        return RowResult(row, pub, "none", None, ok)
+    if pub is None:
+        return RowResult(row, "no data", sim, None, None)
+    pub = float(pub)
+    rel = (sim - pub) / pub if pub else None
+    if row.check == "within_pp":
+        ok = abs(sim - pub) <= tol
+    elif row.check == "at_least_pp":
+        ok = sim >= pub - tol
+    elif row.check == "figure":
+        ok = abs(sim - pub) <= tol * abs(pub)
+    elif row.check == "at_least":
+        ok = sim >= pub * (1.0 - tol)
+    else:  # at_most
+        ok = sim <= pub * (1.0 + tol)
+    return RowResult(row, pub, sim, rel, ok)
+
+
+def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
+    if row.kind == "threshold":
+        return check(row, row.published, threshold_pct(row))
+    sim = metric_value(row.metric, runs[row.scenario], row.measure_from_s)
+    if row.b is not None and sim is not None:
+        other = metric_value(row.metric, runs[row.b], row.measure_from_s)
+        sim = sim / other if other else float("inf")
+    pub = measured_live(row.metric) if row.published == "measured" else row.published
+    return check(row, pub, sim)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    rows: list[RowResult]
+    runs: dict
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok is not False for r in self.rows)
+
+    def to_json(self) -> dict:
+        out = []
+        for r in self.rows:
+            d = r.to_json(case_label(r.row))
+            d["tolerance_unit"] = "pp" if r.row.check.endswith("_pp") else "relative"
+            out.append(d)
+        return {"suite": SUITE, "rows": out, "ok": self.ok,
+                "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"], "version": v["version"]}
+                         for k, v in self.runs.items()}}
+
+
+def scenario_names(rows: list[Row]) -> list[str]:
+    names: list[str] = []
+    for r in rows:
+        for n in (r.scenario, r.b):
+            if n is not None and n not in names:
+                names.append(n)
+    return names
+
+
+def run_suite(jobs: int = 1) -> SuiteResult:
+    rows = load_reference()
+    names = scenario_names(rows)
+    names.sort(key=lambda n: "live" not in n)            # the slowest run (3.8x real time) first
+    if jobs <= 1:
+        results = [_run_one(n) for n in names]
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names), os.cpu_count() or 1)) as ex:
+            results = list(ex.map(_run_one, names))
+    runs = {r["name"]: r for r in results}
+    return SuiteResult([evaluate(r, runs) for r in rows], runs)
+
+
+def _tol(row: Row) -> str:
+    if row.check == "report":
+        return "-"
+    return f"±{row.tolerance:g} pp" if row.check.endswith("_pp") else f"{row.tolerance:.0%}"
+
+
+def format_table(res: SuiteResult) -> str:
+    header = ("id", "case", "metric", "published", "simulated", "error", "tol", "ok")
+    lines = []
+    for r in res.rows:
+        ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
+        if r.rel_error is None:
+            err = "-"
+        elif r.row.check.endswith("_pp"):
+            err = f"{r.simulated - r.published:+.2f} pp"
+        else:
+            err = f"{r.rel_error:+.1%}"
+        metric = r.row.metric + (" ratio" if r.row.b else "")
+        lines.append((r.row.id, case_label(r.row), metric, _fmt(r.published), _fmt(r.simulated), err, _tol(r.row), ok))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    text = [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [fmt.format(*line) for line in lines]
+    text.append("")
+    for r in res.rows:
+        if r.ok is False:
+            text.append(f"DISAGREES: {r.row.id}: published {_fmt(r.published)}, simulated {_fmt(r.simulated)} "
+                        f"({r.row.where})")
+    n_ok, n_fail, n_nm = counts(res.rows)
+    sim_s = sum(v["simulated_s"] for v in res.runs.values())
+    wall = sum(v["wall_s"] for v in res.runs.values())
+    text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} shown without a check "
+                f"({len(res.runs)} scenario runs, {sim_s:,.0f} simulated s in {wall:,.0f} s of simulation)")
+    return "\n".join(text)
