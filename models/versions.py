@@ -49,6 +49,13 @@ class Version:
     flush_order_lag_bytes: int = 0      # 8.0 innodb_log_recent_closed_size (relaxed flush-list order)
 
     @property
+    def margin_wait(self) -> str:
+        """What a user thread stopped at log_free_check is doing, as a stall cause: 5.6 flushes
+        itself and 5.7 waits for the page cleaner's sync flush ("sync flush"); 8.0 and MariaDB
+        threads wait for the checkpoint to free redo space."""
+        return "sync flush" if self.foreground in ("56", "57") else "redo space wait"
+
+    @property
     def is_mariadb(self) -> bool:
         return self.name.startswith("mariadb")
 

@@ -161,7 +161,7 @@ def _run_oltp(scn, out_dir, args) -> int:
         for key, label in (("1s", "1 s"), ("100ms", "100 ms")):
             if key in frames:
                 print(f"\nstalls at {label} resolution:")
-                print(stall_table(stalls(frames[key], scn.run.stall_threshold_pct)))
+                print(stall_table(stalls(frames[key], scn.run.stall_threshold_pct, scn.server.version)))
     if out_dir is not None:
         paths = write_outputs(result, out_dir, frames, s)
         print(f"wrote {len(paths)} files to {out_dir}", file=sys.stderr)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from models.redo import LIMIT_FIELDS
 from models.server import COUNTERS, FLUSH_KIND_COUNTER
+from models.versions import version as version_of
 from models.user_threads import STATE_NAMES
 from sim.engine import GAUGES, EngineResult
 
@@ -100,13 +101,14 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     return df
 
 
-def stalls(df: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
+def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -> pd.DataFrame:
     """Runs of consecutive intervals with throughput below threshold_pct % of the median.
 
     The median and the stalls are taken over the measured part (after the warm-up). The cause in
     force is the user-thread wait state with most thread-time over the stall (sync flush, free-page
     wait, log write wait); when none of them holds threads, "file lock" if InnoDB's writes waited
-    on inode locks during it, else "none identified".
+    on inode locks during it, else "none identified". The log_free_check wait is named for the
+    server `version` (models.versions.Version.margin_wait: "sync flush" or "redo space wait").
     """
     m = df[~df["warmup"]]
     cols = ["start_s", "end_s", "length_s", "min_tps", "median_tps", "cause", "sync_flush_thread_s",
@@ -132,6 +134,8 @@ def stalls(df: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
         fsw = float(seg["fs_lock_wait_s"].sum())
         if max(waits) > 0:
             cause = STALL_CAUSES[int(np.argmax(waits))]
+            if cause == "sync flush":
+                cause = version_of(version).margin_wait
         elif fsw > 0:
             cause = "file lock"
         else:
@@ -168,7 +172,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
     sel = result.commit_t > t0
     lat = result.latency_s[sel]
     measured_s = result.n_ticks * result.tick_s - t0
-    s1, s100 = stalls(sec, thr), stalls(ms100, thr)
+    ver = result.settings.version
+    s1, s100 = stalls(sec, thr, ver), stalls(ms100, thr, ver)
     out = {
         "scenario": scn.name,
         "stall_threshold_pct": thr,
@@ -187,6 +192,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "time_under_sync_flush_s": float(((mb[_STATE_COL["sync flush"]] > 0)).sum() * result.tick_s),
         "buffer_flush_sync_waits": int(m1["buffer_flush_sync_waits"].sum()) if len(m1) else 0,
         "buffer_flush_sync_waits_max_per_s": int(m1["buffer_flush_sync_waits"].max()) if len(m1) else 0,
+        "log_on_file_space_waits": int(m1["log_on_file_space_waits"].sum()) if len(m1) else 0,
+        "margin_wait": version_of(result.settings.version).margin_wait,
         "checkpoint_age_max_pct": float(mb["checkpoint_age_pct"].max()) if len(mb) else 0.0,
         "checkpoint_age_max_bytes": int(mb["log_lsn_checkpoint_age"].max()) if len(mb) else 0,
         "modified_age_max_pct": float(mb["modified_age_pct"].max()) if len(mb) else 0.0,

@@ -15,6 +15,9 @@ from pathlib import Path
 from sim.metrics import stalls
 from sim.report import format_rows, write_atomic
 
+_MARGIN_TEXT = {"sync flush": "in sync flush", "redo space wait": "waiting for redo space (log_free_check)"}
+
+
 def summary_text(s: dict) -> str:
     lines = [
         f"scenario {s['scenario']}: {s['measured_s']:g} s measured, {s['buffer_pool_instances']} buffer pool "
@@ -29,7 +32,10 @@ def summary_text(s: dict) -> str:
         "pages flushed per s: " + ", ".join(f"{k} {v:,.0f}" for k, v in s["pages_flushed_per_s"].items())
         + f" (total {s['pages_flushed_per_s_total']:,.0f})",
         f"buffer_flush_sync_waits {s['buffer_flush_sync_waits']:,} (max {s['buffer_flush_sync_waits_max_per_s']:,}/s); "
-        f"time with user threads in sync flush {s['time_under_sync_flush_s']:.1f} s; "
+        + (f"log_on_file_space_waits {s['log_on_file_space_waits']:,}; "
+           if s.get("margin_wait", "sync flush") != "sync flush" else "")
+        + f"time with user threads {_MARGIN_TEXT.get(s.get('margin_wait'), 'in sync flush')} "
+        f"{s['time_under_sync_flush_s']:.1f} s; "
         f"Innodb_buffer_pool_wait_free {s['Innodb_buffer_pool_wait_free']:,}",
         f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
@@ -100,7 +106,7 @@ def write_outputs(result, out_dir: Path, frames: dict, summary: dict) -> list[Pa
     for label in ("1s", "100ms"):
         if label in frames:
             p = out_dir / f"stalls_{label}.csv"
-            write_atomic(p, stalls(frames[label], thr).to_csv(index=False))
+            write_atomic(p, stalls(frames[label], thr, result.settings.version).to_csv(index=False))
             written.append(p)
     p = out_dir / "summary.json"
     write_atomic(p, json.dumps(summary, indent=2) + "\n")

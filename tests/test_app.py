@@ -381,3 +381,39 @@ def test_calibrate_page_trace_errors_show_the_message():
     at.button(key="tr-run").click().run()
     assert not at.exception
     assert at.error and "junk.csv" in at.error[0].value and "innosim-app-trace" not in at.error[0].value
+
+
+# -- server versions ------------------------------------------------------------------------------
+
+def test_what_if_runs_another_version_and_names_its_limits():
+    at = AppTest.from_function(_whatif, default_timeout=180).run()
+    _set(at, "duration", "15s")
+    _set(at, "version", "mysql-8.0.30")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert any("MySQL 8.0.30+" in c.value and "free check capacity" in c.value for c in at.caption)
+    # The 5.6 log settings are mapped, with the server's deprecation message.
+    assert any("innodb_redo_log_capacity" in w.value for w in at.warning)
+    assert len(at.get("image")) == 7
+
+
+def test_what_if_setting_a_version_lacks_shows_the_error():
+    at = AppTest.from_function(_whatif, default_timeout=60).run()
+    _set(at, "version", "mysql-5.6")
+    at.selectbox[0].set_value("seed-dbt2-8inst-3g-mysql8030").run()
+    _set(at, "version", "mysql-5.7")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.error and "innodb_redo_log_capacity" in at.error[0].value and "MySQL 5.7" in at.error[0].value
+
+
+@pytest.mark.parametrize("stem", ["seed-dbt2-8inst-3g-mysql57", "seed-dbt2-8inst-3g-mysql8030", "seed-dbt2-3g-mariadb1011"])
+def test_form_texts_round_trip_for_version_scenarios(stem):
+    from sim.app.settings import apply, form_texts, load_shipped
+    from sim.run_output import resolved_toml
+
+    doc, scn = load_shipped(stem)
+    texts = form_texts(scn)
+    assert texts["server.version"] == scn.server.version
+    same = apply(doc, "d", scn.name, [f"{k}={v}" for k, v in texts.items() if v])
+    assert resolved_toml(same).split("\n", 1)[1] == resolved_toml(scn).split("\n", 1)[1]

@@ -127,7 +127,8 @@ def test_stall_detection_and_cause():
     st_ = stalls(df, 50.0)
     assert set(st_.columns) >= {"start_s", "length_s", "cause"}
     for row in st_.itertuples():
-        assert row.cause in ("sync flush", "free-page wait", "log write wait", "file lock", "none identified")
+        assert row.cause in ("sync flush", "redo space wait", "free-page wait", "log write wait", "file lock",
+                             "none identified")
         assert row.length_s >= 0.1 - 1e-9
 
 

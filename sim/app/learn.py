@@ -191,7 +191,7 @@ def _bp_walk(step: int, k: str) -> None:
     c[1].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
     c[2].metric("buffer_flush_sync_waits", f"{s['buffer_flush_sync_waits']:,}")
     c[3].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")
-    st_df = stalls(sec, out["threshold_pct"])
+    st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
     figure_block("Commits per second (1 s), stalls shaded by cause", tps_figure(sec, "1 s", st_df),
                  sec[["time_s", "tps"]], f"learn-bp-{step}-tps")
     figure_block("Checkpoint age against the limits", checkpoint_figure(sec, s.get("limit_names")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from models.errors import InputError
+from models.versions import version as version_of
 from sim.app.settings import apply, form_texts, overrides_from
 from sim.app.widgets import choose_scenario, figure_block, run_with_progress, settings_form
 from sim.metrics import stalls
@@ -20,7 +21,8 @@ def show_summary(s: dict) -> None:
     c[1].metric("p1 of per-second commits", f"{s['tps_p1_per_s']:,.0f}")
     c[2].metric("latency p99 (ms)", f"{s['latency_ms']['p99']:,.1f}")
     c[3].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
-    c[4].metric("time under sync flushing (s)", f"{s['time_under_sync_flush_s']:.1f}")
+    waiting = "sync flushing" if s.get("margin_wait", "sync flush") == "sync flush" else "redo space waits"
+    c[4].metric(f"time under {waiting} (s)", f"{s['time_under_sync_flush_s']:.1f}")
     c[5].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")
 
 
@@ -28,13 +30,16 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     frames, s = out["frames"], out["summary"]
     for w in out["warnings"]:
         st.warning(w)
+    v = version_of(s.get("version", "mysql-5.6"))
+    st.caption(f"Simulated server: {v.label} ({v.source}). Redo limits, % of the configured redo size: "
+               + "; ".join(f"{s['limit_names'][k]} {p:.1f}%" for k, p in s["limits_pct"].items() if p is not None))
     show_summary(s)
     label = RESOLUTIONS[resolution]
     if label not in frames:
         st.warning(f"the run is shorter than {resolution}: showing 1 s intervals")
         label = "1s" if "1s" in frames else "100ms"
     df = frames[label]
-    st_df = stalls(df, out["threshold_pct"])
+    st_df = stalls(df, out["threshold_pct"], s.get("version", "mysql-5.6"))
     figure_block(f"Throughput at {resolution} resolution, stalls shaded by cause", tps_figure(df, resolution, st_df),
                  df[["time_s", "commits", "tps"]], f"{key}-throughput-{label}",
                  caption="The seed's point: 10 s and 60 s averages hide the stalls that 1 s and 100 ms show.")
@@ -48,7 +53,7 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     figure_block("Latency percentiles", latency_figure(df), df[["time_s", "latency_p50_ms", "latency_p95_ms",
                                                                 "latency_p99_ms", "latency_max_ms"]],
                  f"{key}-latency-{label}")
-    figure_block("Checkpoint age against the async / sync / max limits (1 s)", checkpoint_figure(sec, s.get("limit_names")),
+    figure_block("Checkpoint age against the version's limits (1 s)", checkpoint_figure(sec, s.get("limit_names")),
                  sec[["time_s", "checkpoint_age_pct", "modified_age_pct", "log_max_modified_age_async_pct",
                       "log_max_modified_age_sync_pct", "log_max_checkpoint_age_async_pct",
                       "log_max_checkpoint_age_pct"]], f"{key}-checkpoint-age")
@@ -67,7 +72,8 @@ def show_run(out: dict, resolution: str, key: str) -> None:
 def render() -> None:
     st.title("What-if: one server, one change")
     st.caption("Pick a scenario, change any setting (my.cnf names), run, and see where throughput "
-               "drops and why. MySQL 5.6 InnoDB engine; see the README for what is and is not modelled.")
+               "drops and why. The server version is a setting ([server] version: MySQL 5.6, 5.7, 8.0, "
+               "8.0.30, 8.4, MariaDB 10.11); see the README for what is and is not modelled.")
     chosen = choose_scenario("wi")
     if chosen is None:
         return

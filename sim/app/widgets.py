@@ -8,6 +8,7 @@ import streamlit as st
 from models.errors import InputError
 from sim.app.settings import FORM_SECTIONS, editable_keys, form_texts, load_shipped, parse_upload, shipped_oltp_scenarios
 from sim.app.simulate import run_resolved
+from sim.config import SCHEMA
 from sim.plots import png_bytes
 from sim.run_output import resolved_toml
 
@@ -57,13 +58,20 @@ def settings_form(scn, prefix: str, columns: int = 3, preset: dict[str, str] | N
             cols = st.columns(columns)
             for n, k in enumerate(editable_keys(section, scn)):
                 full = f"{section}.{k}"
-                edited[full] = cols[n % columns].text_input(k, texts[full], key=f"{prefix}-{scn.name}-{full}")
+                spec = SCHEMA[section][k]
+                edited[full] = cols[n % columns].text_input(
+                    k, texts[full], key=f"{prefix}-{scn.name}-{full}",
+                    help=(spec.doc + ". " if spec.doc else "") + "Allowed: " + spec.allowed())
     return edited
 
 
 def run_with_progress(scn, label: str = "") -> dict:
-    """The cached run of `scn`, with a progress bar while it simulates."""
-    return run_resolved(resolved_toml(scn), scn.name, label)
+    """The cached run of `scn`, with a progress bar while it simulates. What the server said about
+    the scenario's settings as written (scn.notes: mapped or ignored settings) comes first among
+    the warnings: the resolved text the run is cached on no longer holds those settings."""
+    out = run_resolved(resolved_toml(scn), scn.name, label)
+    notes = [n for n in scn.notes if n not in out["warnings"]]
+    return dict(out, warnings=notes + out["warnings"]) if notes else out
 
 
 def child_error(stderr_lines: list[str], context: str, hide: str = "") -> InputError:
