@@ -82,6 +82,11 @@ class Doublewrite56:
         self.batch_running = True
         self.batch_done = env.event()
         pages, self.buf = self.buf, []
+        yield from self._write_batch(pages)
+
+    def _write_batch(self, pages):
+        """The batch to the doublewrite area in ibdata1 (block 1, then block 2: one write each),
+        fsync ibdata1, then an asynchronous write of every page to its file."""
         ps = self.fil.page_size
         first = min(TRX_SYS_DOUBLEWRITE_BLOCK_SIZE, len(pages))
         yield from self.fil.write_ibdata(first * ps)
@@ -93,7 +98,7 @@ class Doublewrite56:
         self.pending = len(pages)
         self.issued += len(pages)
         for page, flush_type, kind in pages:
-            env.process(self._write(page, flush_type, kind, True))
+            self.env.process(self._write(page, flush_type, kind, True))
 
     def _post(self, page: int, flush_type: int, kind: str, batch: bool) -> None:
         if self.pending == 0:
@@ -236,21 +241,7 @@ class DoublewriteMariaDB(Doublewrite56):
         self.batch_running = True
         self.batch_done = self.env.event()
         pages, self.buf = self.buf, []
-        self.env.process(self._write_slot(pages))
-
-    def _write_slot(self, pages):
-        ps = self.fil.page_size
-        first = min(TRX_SYS_DOUBLEWRITE_BLOCK_SIZE, len(pages))
-        yield from self.fil.write_ibdata(first * ps)
-        if len(pages) > first:
-            yield from self.fil.write_ibdata((len(pages) - first) * ps)
-        yield from self.fil.fsync_ibdata()
-        self.counters.add("Innodb_dblwr_pages_written", len(pages))
-        self.counters.add("Innodb_dblwr_writes")
-        self.pending = len(pages)
-        self.issued += len(pages)
-        for page, flush_type, kind in pages:
-            self.env.process(self._write(page, flush_type, kind, True))
+        self.env.process(self._write_batch(pages))         # the flushing thread does not wait
 
     def _batch_end(self):
         """flush_buffered_writes_completed: the slot is free again (no data-file fsync here)."""

@@ -135,23 +135,21 @@ class LogSys56:
     # -- the user thread at log_free_check ------------------------------------------------------
 
     def log_check_margins(self):
-        """log_check_margins (5.6) for one user thread (SimPy generator)."""
+        """log_check_margins (5.6/5.7) for one user thread (SimPy generator)."""
         st, lim = self.st, self.limits
         self.in_margin += 1
         try:
+            yield from self.before_margins()
             while st.check_flush_or_checkpoint:
                 if st.lsn - st.written_lsn > self.s.log_buffer_size_bytes // 2:   # log_flush_margin
                     yield st.writer.wait_written(st.lsn)
                 o = self.pool.oldest_modification_all()
-                action = log_checkpoint_margin_56(st.lsn, st.last_checkpoint_lsn, o if o else None, lim)
+                action = self.checkpoint_margin(st.lsn, st.last_checkpoint_lsn, o if o else None, lim)
                 if action.checkpoint != "sync":
                     st.check_flush_or_checkpoint = False
                 if action.preflush_to_lsn is not None:
-                    success, _ = yield from self.flusher.buf_flush_list(ULINT_MAX, action.preflush_to_lsn, "sync")
-                    yield from self.flusher.batches.wait_all_end(LIST)
-                    self.counters.add("buffer_flush_sync")
+                    success = yield from self.preflush(action.preflush_to_lsn)
                     if not success:
-                        self.counters.add("buffer_flush_sync_waits")
                         st.check_flush_or_checkpoint = True
                         continue
                 if action.checkpoint is not None:
@@ -161,6 +159,23 @@ class LogSys56:
                 break
         finally:
             self.in_margin -= 1
+
+    checkpoint_margin = staticmethod(log_checkpoint_margin_56)
+
+    def before_margins(self):
+        """Nothing in 5.6 (5.7 checks its mtr-level stop here)."""
+        return
+        yield
+
+    def preflush(self, target_lsn: int):
+        """log_preflush_pool_modified_pages (5.6): buf_flush_list(ULINT_MAX, target) in this thread,
+        then wait for every list batch; False (one buffer_flush_sync_waits) when an instance was busy."""
+        success, _ = yield from self.flusher.buf_flush_list(ULINT_MAX, target_lsn, "sync")
+        yield from self.flusher.batches.wait_all_end(LIST)
+        self.counters.add("buffer_flush_sync")
+        if not success:
+            self.counters.add("buffer_flush_sync_waits")
+        return success
 
 
 LOG_MTR_STOP_SLEEP_S = 0.1              # log_margin_checkpoint_age: os_thread_sleep(100000)
@@ -185,33 +200,25 @@ class LogSys57(LogSys56):
         if self.st.lsn - self.st.last_checkpoint_lsn > self.limits.log_group_capacity:
             self.st.check_flush_or_checkpoint = True
 
-    def log_check_margins(self):
-        st, lim, env, pool = self.st, self.limits, self.env, self.pool
-        self.in_margin += 1
-        try:
-            if st.lsn - st.last_checkpoint_lsn > lim.log_group_capacity:     # log_margin_checkpoint_age
-                if st.lsn - self.oldest() > lim.log_group_capacity:
-                    yield env.timeout(LOG_MTR_STOP_SLEEP_S)
-                yield from self.checkpoint(sync=True)
-            while st.check_flush_or_checkpoint:
-                if st.lsn - st.written_lsn > self.s.log_buffer_size_bytes // 2:   # log_flush_margin
-                    yield st.writer.wait_written(st.lsn)
-                o = pool.oldest_modification_all()
-                action = log_checkpoint_margin_57(st.lsn, st.last_checkpoint_lsn, o if o else None, lim)
-                if action.checkpoint != "sync":
-                    st.check_flush_or_checkpoint = False
-                if action.preflush_to_lsn is not None:
-                    target = action.preflush_to_lsn
-                    if self.s.flush_sync:
-                        self.cleaner.request_force(target)
-                    for i in range(pool.n_instances):                       # buf_flush_wait_flushed
-                        while 0 < pool.oldest_modification(i) < target:
-                            yield env.timeout(BUF_FLUSH_WAIT_FLUSHED_SLEEP_S)
-                            self.counters.add("buffer_flush_sync_waits")
-                if action.checkpoint is not None:
-                    yield from self.checkpoint(sync=action.checkpoint == "sync")
-                    if action.checkpoint == "sync":
-                        continue
-                break
-        finally:
-            self.in_margin -= 1
+    checkpoint_margin = staticmethod(log_checkpoint_margin_57)
+
+    def before_margins(self):
+        """log_margin_checkpoint_age: past log_group_capacity, sleep 100 ms when the pages are not
+        flushed far enough, then write a checkpoint and wait for it."""
+        st, lim = self.st, self.limits
+        if st.lsn - st.last_checkpoint_lsn > lim.log_group_capacity:
+            if st.lsn - self.oldest() > lim.log_group_capacity:
+                yield self.env.timeout(LOG_MTR_STOP_SLEEP_S)
+            yield from self.checkpoint(sync=True)
+
+    def preflush(self, target_lsn: int):
+        """log_preflush_pool_modified_pages (5.7): buf_flush_request_force, then
+        buf_flush_wait_flushed: each instance polled every 10 ms until its oldest page is past."""
+        pool, env = self.pool, self.env
+        if self.s.flush_sync:
+            self.cleaner.request_force(target_lsn)
+        for i in range(pool.n_instances):
+            while 0 < pool.oldest_modification(i) < target_lsn:
+                yield env.timeout(BUF_FLUSH_WAIT_FLUSHED_SLEEP_S)
+                self.counters.add("buffer_flush_sync_waits")
+        return True

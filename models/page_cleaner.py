@@ -15,6 +15,12 @@ from models.adaptive_flushing import AdaptiveState56, adaptive_request_56, after
 LSN_MAX = 1 << 62
 
 
+def cleaner_gauges() -> dict:
+    """The page cleaner's last published values (INNODB_METRICS names), every version's."""
+    return {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0, "buffer_flush_pct_for_dirty": 0,
+            "buffer_flush_avg_page_rate": 0, "buffer_flush_lsn_avg_rate": 0}
+
+
 class PageCleaner56:
     def __init__(self, env, flusher, pool, log, counters, settings, limits) -> None:
         self.env = env
@@ -25,10 +31,7 @@ class PageCleaner56:
         self.limits = limits
         self.s = settings
         self.state = AdaptiveState56()
-        # Gauges (INNODB_METRICS names), last values.
-        self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
-                       "buffer_flush_pct_for_dirty": 0, "buffer_flush_avg_page_rate": 0,
-                       "buffer_flush_lsn_avg_rate": 0}
+        self.gauges = cleaner_gauges()
 
     def run(self):
         """buf_flush_page_cleaner_thread (SimPy process)."""

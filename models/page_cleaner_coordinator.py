@@ -26,8 +26,7 @@ from models.adaptive_flushing import (AdaptiveState57, averages_57, log_sync_flu
                                       pages_for_lsn_cap_80, pct_for_dirty_57, pct_for_lsn, pct_io,
                                       recommendation_57)
 from models.buf_flush import ULINT_MAX
-
-LSN_MAX = 1 << 62
+from models.page_cleaner import LSN_MAX, cleaner_gauges
 
 
 class PageCleanerCoordinator:
@@ -49,9 +48,7 @@ class PageCleanerCoordinator:
         self.requested_checkpoint_lsn = 0      # 8.0: log.requested_checkpoint_lsn (set by log_free_check)
         self.in_sync_mode = False
         self.event = env.event()               # buf_flush_event
-        self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
-                       "buffer_flush_pct_for_dirty": 0, "buffer_flush_avg_page_rate": 0,
-                       "buffer_flush_lsn_avg_rate": 0}
+        self.gauges = cleaner_gauges()
 
     # -- requests from other threads --------------------------------------------------------------
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from models.adaptive_flushing import (AdaptiveState57, af_needed_for_redo_mariadb, averages_57, modified_ratio_pct_57,
                                       pct_for_lsn, recommendation_mariadb)
-
-LSN_MAX = 1 << 62
+from models.page_cleaner import LSN_MAX, cleaner_gauges
 
 
 class PageCleanerMariaDB:
@@ -41,9 +40,7 @@ class PageCleanerMariaDB:
         self.idle = True
         self.event = env.event()
         self.done_event = env.event()      # buf_pool.done_flush_list
-        self.gauges = {"buffer_flush_n_to_flush_requested": 0, "buffer_flush_pct_for_lsn": 0,
-                       "buffer_flush_pct_for_dirty": 0, "buffer_flush_avg_page_rate": 0,
-                       "buffer_flush_lsn_avg_rate": 0}
+        self.gauges = cleaner_gauges()
 
     def wake(self) -> None:
         if not self.event.triggered:

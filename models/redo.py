@@ -185,15 +185,20 @@ def log_calc_max_ages_80(log_file_size_bytes: int, log_files_in_group: int, page
         margin = writer // 2
         warnings.append("Innodb: the redo log is too small for innodb_thread_concurrency: the concurrency "
                         "margin is capped at half the log capacity (log_calc_concurrency_margin)")
-    ages = [_align_up(cap - cap // r) for r in (LOG_POOL_PREFLUSH_RATIO_ASYNC, LOG_POOL_PREFLUSH_RATIO_SYNC,
-                                                LOG_POOL_CHECKPOINT_RATIO_ASYNC)]
-    free_check = cap - margin
-    return RedoLimits(
-        capacity_bytes=real, log_group_capacity=free_check,
-        max_modified_age_async=ages[0] - margin, max_modified_age_sync=ages[1] - margin,
-        max_checkpoint_age_async=ages[2] - margin, max_checkpoint_age=free_check,
-        configured_bytes=log_file_size_bytes * log_files_in_group, concurrency_margin=margin,
-        version="mysql-8.0", names=NAMES_80), warnings
+    return _effective_80(cap, margin, _align_up, capacity_bytes=real,
+                         configured_bytes=log_file_size_bytes * log_files_in_group, version="mysql-8.0",
+                         names=NAMES_80), warnings
+
+
+def _effective_80(cap: int, margin: int, align, **fields) -> RedoLimits:
+    """8.0's ages from the capacity everything but the log writer uses (lsn_capacity_for_free_check,
+    8.0.30's soft capacity): cap - cap/8, - cap/16, - cap/32, each less the concurrency margin as
+    the code subtracts it at use time; users wait past cap - margin (the free-check capacity)."""
+    ages = [align(cap - cap // r) - margin for r in (LOG_POOL_PREFLUSH_RATIO_ASYNC, LOG_POOL_PREFLUSH_RATIO_SYNC,
+                                                     LOG_POOL_CHECKPOINT_RATIO_ASYNC)]
+    return RedoLimits(log_group_capacity=cap - margin, max_modified_age_async=ages[0], max_modified_age_sync=ages[1],
+                      max_checkpoint_age_async=ages[2], max_checkpoint_age=cap - margin, concurrency_margin=margin,
+                      **fields)
 
 
 # -- MySQL 8.0.30+ (log/log0files_capacity.cc, log/log0chkp.cc: log_concurrency_margin) ----------
@@ -235,14 +240,8 @@ def log_files_capacity_8030(redo_log_capacity_bytes: int, page_size_bytes: int,
         margin = cap
         warnings.append("Innodb: innodb_redo_log_capacity is too small for innodb_thread_concurrency: the "
                         "concurrency margin is capped (log_concurrency_margin reports it unsafe)")
-    ages = [soft - soft // r for r in (LOG_POOL_PREFLUSH_RATIO_ASYNC, LOG_POOL_PREFLUSH_RATIO_SYNC,
-                                       LOG_POOL_CHECKPOINT_RATIO_ASYNC)]
-    free_check = soft - margin
-    return RedoLimits(
-        capacity_bytes=lsn_capacity, log_group_capacity=free_check,
-        max_modified_age_async=ages[0] - margin, max_modified_age_sync=ages[1] - margin,
-        max_checkpoint_age_async=ages[2] - margin, max_checkpoint_age=free_check,
-        configured_bytes=p, concurrency_margin=margin, version="mysql-8.0.30", names=NAMES_8030), warnings
+    return _effective_80(soft, margin, int, capacity_bytes=lsn_capacity, configured_bytes=p,
+                         version="mysql-8.0.30", names=NAMES_8030), warnings
 
 
 # -- MariaDB 10.5+ (log/log0log.cc: log_t::set_capacity) ------------------------------------------

@@ -86,6 +86,41 @@ def counts(results: list[RowResult]) -> tuple[int, int, int]:
             sum(r.ok is None for r in results))
 
 
+@dataclass(frozen=True)
+class ScenarioSuiteResult:
+    """A suite's checked rows and the scenario runs they came from (name -> what the run kept)."""
+
+    rows: list[RowResult]
+    runs: dict
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok is not False for r in self.rows)
+
+
+def scenario_names(rows) -> list[str]:
+    """The scenarios the rows name (`scenario`, and `b` for ratios), once each, in row order."""
+    names: list[str] = []
+    for r in rows:
+        for n in (getattr(r, "scenario", None), getattr(r, "b", None)):
+            if n is not None and n not in names:
+                names.append(n)
+    return names
+
+
+def run_scenarios(run_one, names: list[str], jobs: int) -> dict:
+    """run_one(name) for every name, in worker processes when jobs > 1; results by name."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    if jobs <= 1:
+        results = [run_one(n) for n in names]
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names), os.cpu_count() or 1)) as ex:
+            results = list(ex.map(run_one, names))
+    return {r["name"]: r for r in results}
+
+
 def reference_doc(suite: str, checks: tuple[str, ...], text: str | None = None) -> tuple[dict, list[dict]]:
     """(defaults, rows) of validation/reference/<suite>.toml (or of the given text); every row's
     check must be one of `checks`."""

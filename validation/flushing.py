@@ -8,14 +8,13 @@ the `iobench` suite's: published | simulated | error | tolerance | ok per row.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from validation.common import RowResult, check_figure, counts, format_rows, reference_doc
+from validation.common import (RowResult, check_figure, counts, format_rows, reference_doc, run_scenarios, ScenarioSuiteResult,
+                               scenario_names)
 from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
@@ -113,15 +112,7 @@ def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
     return check_figure(row, sim)
 
 
-@dataclass(frozen=True)
-class SuiteResult:
-    rows: list[RowResult]
-    runs: dict
-
-    @property
-    def ok(self) -> bool:
-        return all(r.ok is not False for r in self.rows)
-
+class SuiteResult(ScenarioSuiteResult):
     def to_json(self) -> dict:
         return {"suite": SUITE, "rows": [r.to_json(case_label(r.row)) for r in self.rows], "ok": self.ok,
                 "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"]} for k, v in self.runs.items()}}
@@ -129,19 +120,9 @@ class SuiteResult:
 
 def run_suite(jobs: int = 1) -> SuiteResult:
     rows = load_reference()
-    names: list[str] = []
-    for r in rows:
-        for n in (r.scenario, r.b):
-            if n is not None and n not in names:
-                names.append(n)
     # The longest run first, so two workers finish together.
-    names.sort(key=lambda n: "tpcc" not in n)
-    if jobs <= 1:
-        results = [_run_one(n) for n in names]
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(names), os.cpu_count() or 1)) as ex:
-            results = list(ex.map(_run_one, names))
-    runs = {r["name"]: r for r in results}
+    names = sorted(scenario_names(rows), key=lambda n: "tpcc" not in n)
+    runs = run_scenarios(_run_one, names, jobs)
     return SuiteResult([evaluate(r, runs) for r in rows], runs)
 
 

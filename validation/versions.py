@@ -10,8 +10,6 @@ sim.trace when the suite runs. Output shape: published | simulated | error | tol
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import numpy as np
 from models.redo import redo_limits
 from models.versions import version as version_of
 from sim.units import parse_size_bytes
-from validation.common import RowResult, counts, reference_doc
+from validation.common import RowResult, counts, reference_doc, run_scenarios, ScenarioSuiteResult, scenario_names
 from validation.common import fmt_value as _fmt
 
 SUITE = "versions"
@@ -204,15 +202,7 @@ def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
     return check(row, pub, sim)
 
 
-@dataclass(frozen=True)
-class SuiteResult:
-    rows: list[RowResult]
-    runs: dict
-
-    @property
-    def ok(self) -> bool:
-        return all(r.ok is not False for r in self.rows)
-
+class SuiteResult(ScenarioSuiteResult):
     def to_json(self) -> dict:
         out = []
         for r in self.rows:
@@ -224,25 +214,11 @@ class SuiteResult:
                          for k, v in self.runs.items()}}
 
 
-def scenario_names(rows: list[Row]) -> list[str]:
-    names: list[str] = []
-    for r in rows:
-        for n in (r.scenario, r.b):
-            if n is not None and n not in names:
-                names.append(n)
-    return names
-
-
 def run_suite(jobs: int = 1) -> SuiteResult:
     rows = load_reference()
-    names = scenario_names(rows)
-    names.sort(key=lambda n: "live" not in n)            # the slowest run (3.8x real time) first
-    if jobs <= 1:
-        results = [_run_one(n) for n in names]
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(names), os.cpu_count() or 1)) as ex:
-            results = list(ex.map(_run_one, names))
-    runs = {r["name"]: r for r in results}
+    # The slowest run (3.8x real time) first, so two workers finish together.
+    names = sorted(scenario_names(rows), key=lambda n: "live" not in n)
+    runs = run_scenarios(_run_one, names, jobs)
     return SuiteResult([evaluate(r, runs) for r in rows], runs)
 
 
