@@ -355,6 +355,20 @@ def test_learn_walks_render_their_simulations():
     assert mins["60s"] > mins["1s"]
 
 
+def test_learn_versions_walk_runs_each_version():
+    at = AppTest.from_function(_learn, default_timeout=240).run()
+    at.selectbox(key="learn-walk").set_value("One load on each server version").run()
+    assert not at.exception, at.exception
+    assert len(at.get("image")) == 3
+    assert "time under sync flush (s)" in {m.label for m in at.metric}
+    at.radio[0].set_value(at.radio[0].options[2]).run()          # MySQL 8.0
+    assert not at.exception, at.exception
+    assert "time under redo space wait (s)" in {m.label for m in at.metric}
+    at.radio[0].set_value(at.radio[0].options[4]).run()          # MariaDB: the server's warnings shown
+    assert not at.exception, at.exception
+    assert any("innodb_buffer_pool_instances' was removed" in w.value for w in at.warning)
+
+
 def test_calibrate_page_fits_a_server_trace():
     from trace_synth import samples_csv
 

@@ -260,10 +260,86 @@ def _avg_walk(step: int, k: str) -> None:
     st.dataframe(averaging_table(frames, out["threshold_pct"]), hide_index=True)
 
 
+# -- walk 4: one load on each server version ----------------------------------------------------
+
+FLUSHING = "shared/research/innodb-flushing.md"
+VERSION_STEPS = (
+    Step("MySQL 5.6: the user thread flushes", f"""
+The default scenario (the seed's DBT2 load, 8 instances, 2 x 256M of redo) on 5.6. Past
+**max_modified_age_sync** a user thread at `log_free_check` flushes every instance in turn up to
+oldest + twice the overshoot, ignoring `innodb_io_capacity`, and the others wait for it
+({FLUSHING} 3.1). The stalls are shaded "sync flush".""", {"version": "mysql-5.6"}),
+    Step("MySQL 5.7: the page cleaner flushes, users poll", f"""
+5.7 computes the same thresholds, but a user thread past the sync point asks the page cleaner
+for the flush (`innodb_flush_sync`) and polls every 10 ms until each instance's oldest page has
+moved past the target; every poll counts in `buffer_flush_sync_waits`. The page cleaner is a
+coordinator with workers, one slot per instance, and under redo pressure it splits its budget in
+proportion to where the old pages are: the fix WL6642 made for the 8-instance problem
+({FLUSHING} 3.2, 4.2).""", {"version": "mysql-5.7"}),
+    Step("MySQL 8.0: users wait only for redo space", f"""
+In 8.0 user threads never flush. Past the sync age the page cleaner switches to a sync-flush mode,
+round after round without sleeping; users stop only at the **free check capacity**, a few
+percent higher, until the log_checkpointer has written a checkpoint far enough. Its limits also
+sit higher on the log: a fixed concurrency margin instead of two 10 % cuts ({FLUSHING} 2.2, 3.3,
+4.3). Stalls, if any, are shaded "redo space wait".""", {"version": "mysql-8.0"}),
+    Step("MySQL 8.0.30: innodb_redo_log_capacity", f"""
+8.0.30 replaced the two log files with `innodb_redo_log_capacity` in 32 files. The scenario's
+`innodb_log_file_size` x `innodb_log_files_in_group` becomes the capacity (512M here), with the
+server's deprecation message shown above. Two of the 32 files are never counted and a soft
+margin is kept, so the same 512M holds the limits at other percentages ({FLUSHING} 2.3).""",
+         {"version": "mysql-8.0.30"}),
+    Step("MariaDB 10.11: flush-ahead and furious flushing", f"""
+MariaDB has one buffer pool, one page cleaner and one redo file: `innodb_buffer_pool_instances`
+and `innodb_log_files_in_group` are ignored with the server's warning, so this step gives it a
+512M file. Past **max_modified_age_async** every mini-transaction commit asks the page cleaner to
+flush ahead; past **max_checkpoint_age** the flushing becomes "furious" and users wait in 1 MiB
+steps. There is no separate sync point ({FLUSHING} 2.4, 3.4, 4.4).""",
+         {"version": "mariadb-10.11"}),
+)
+VERSION_CHOICES = ["mysql-5.6", "mysql-5.7", "mysql-8.0", "mysql-8.0.30", "mysql-8.4", "mariadb-10.11"]
+
+
+def _version_walk(step: int, k: str) -> None:
+    p = VERSION_STEPS[step].preset
+    c1, c2, c3 = st.columns(3)
+    version = _preset_box(c1, "server.version", VERSION_CHOICES, p["version"], f"{k}-ver")
+    settings = {"version": version,
+                "innodb_io_capacity_max": _preset_box(c2, "innodb_io_capacity_max", [400, 1000, 2000, 4000], 2000,
+                                                      f"{k}-cap")}
+    if version.startswith("mariadb"):
+        settings["innodb_log_file_size"] = "512M"      # its one file holds what the two held
+    duration = _preset_box(c3, "run.duration", ["60s", "120s"], "60s", f"{k}-dur")
+    try:
+        out = _oltp_run(settings, duration)
+    except InputError as err:
+        st.error(str(err))
+        return
+    for w in out["warnings"]:
+        st.warning(w)
+    s, sec = out["summary"], out["frames"]["1s"]
+    waiting = "sync flush" if s["margin_wait"] == "sync flush" else "redo space wait"
+    c = st.columns(4)
+    c[0].metric("commits/s (mean)", f"{s['tps_mean']:,.0f}")
+    c[1].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
+    c[2].metric(f"time under {waiting} (s)", f"{s['time_under_sync_flush_s']:.1f}")
+    c[3].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")
+    st_df = stalls(sec, out["threshold_pct"], s["version"])
+    figure_block("Commits per second (1 s), stalls shaded by cause", tps_figure(sec, "1 s", st_df),
+                 sec[["time_s", "tps"]], f"learn-ver-{step}-tps")
+    figure_block("Checkpoint age against this version's limits", checkpoint_figure(sec, s["limit_names"]),
+                 sec[["time_s", "checkpoint_age_pct", "modified_age_pct", "log_max_modified_age_async_pct",
+                      "log_max_modified_age_sync_pct", "log_max_checkpoint_age_async_pct",
+                      "log_max_checkpoint_age_pct"]], f"learn-ver-{step}-age")
+    figure_block("Pages flushed per second by kind", flushing_figure(sec),
+                 sec[["time_s", "buffer_flush_adaptive_total_pages", "buffer_flush_background_total_pages",
+                      "buffer_flush_sync_total_pages", "buffer_LRU_batch_total_pages"]], f"learn-ver-{step}-flush")
+
+
 WALKS = {
     "Per-inode write locks (IObench)": (IO_STEPS, _io_walk),
     "Buffer pool instances and sync flushing": (BP_STEPS, _bp_walk),
     "Micro-stalls hidden by averaging": (AVG_STEPS, _avg_walk),
+    "One load on each server version": (VERSION_STEPS, _version_walk),
 }
 
 
