@@ -96,7 +96,7 @@ class Ring:
 
     def at(self, k: int) -> tuple[int, int]:
         i = k & self.mask
-        return int(self.page[i]), int(self.stamp[i])
+        return self.page.item(i), self.stamp.item(i)
 
 
 @dataclass
@@ -563,7 +563,7 @@ class BufferPool:
         oldest = self.oldest_lsn
         while ring.lo < ring.hi:
             page, lsn = ring.at(ring.lo)
-            if oldest[page] == lsn:
+            if oldest.item(page) == lsn:
                 break
             ring.lo += 1
         return ring.lo
@@ -638,19 +638,25 @@ class BufferPool:
         base = page - (page % pps)
         lo = base + ((page - base) // READ_AHEAD_AREA_PAGES) * READ_AHEAD_AREA_PAGES
         hi = min(base + pps, lo + READ_AHEAD_AREA_PAGES, self.n_pages)
-        ok = (self.oldest_lsn[lo:hi] != 0) & (self.io_fix[lo:hi] == 0) & (self.where[lo:hi] != ABSENT)
-        if lru:
-            ok &= self.where[lo:hi] == OLD
         if mode == 1:
-            j = page - lo
-            a = j
-            while a - 1 >= 0 and ok[a - 1]:
+            # The contiguous run around the victim, page by page (most runs are short).
+            oldest, fix, where = self.oldest_lsn, self.io_fix, self.where
+
+            def ok(p: int) -> bool:
+                w = where.item(p)
+                return oldest.item(p) != 0 and fix.item(p) == 0 and (w == OLD if lru else w != ABSENT)
+
+            a = page
+            while a - 1 >= lo and ok(a - 1):
                 a -= 1
-            b = j
-            while b + 1 < len(ok) and ok[b + 1]:
+            b = page
+            while b + 1 < hi and ok(b + 1):
                 b += 1
-            cand = [lo + x for x in range(a, b + 1) if x != j]
+            cand = [p for p in range(a, b + 1) if p != page]
         else:
+            ok = (self.oldest_lsn[lo:hi] != 0) & (self.io_fix[lo:hi] == 0) & (self.where[lo:hi] != ABSENT)
+            if lru:
+                ok &= self.where[lo:hi] == OLD
             cand = [lo + int(x) for x in np.flatnonzero(ok) if lo + int(x) != page]
         for p in cand:
             self.io_fix[p] = 1

@@ -19,6 +19,8 @@ Counters: Innodb_dblwr_pages_written, Innodb_dblwr_writes.
 
 from __future__ import annotations
 
+from models import detached
+
 TRX_SYS_DOUBLEWRITE_BLOCK_SIZE = 64
 DOUBLEWRITE_BATCH_PAGES = 120          # srv_doublewrite_batch_size (5.6)
 
@@ -98,14 +100,14 @@ class Doublewrite56:
         self.pending = len(pages)
         self.issued += len(pages)
         for page, flush_type, kind in pages:
-            self.env.process(self._write(page, flush_type, kind, True))
+            detached.start(self.env, self._write(page, flush_type, kind, True))
 
     def _post(self, page: int, flush_type: int, kind: str, batch: bool) -> None:
         if self.pending == 0:
             self._all_written = self.env.event()
         self.pending += 1
         self.issued += 1
-        self.env.process(self._write(page, flush_type, kind, batch))
+        detached.start(self.env, self._write(page, flush_type, kind, batch))
 
     def _write(self, page: int, flush_type: int, kind: str, batch: bool):
         yield from self.fil.write_page(int(self.space_of[page]))
@@ -116,7 +118,7 @@ class Doublewrite56:
         self.pending -= 1
         if batch:
             if self.pending == 0:
-                self.env.process(self._batch_end())
+                detached.start(self.env, self._batch_end())
         elif self.pending == 0:
             self._all_written.succeed()
 
@@ -186,7 +188,7 @@ class Doublewrite80(Doublewrite56):
         self.issued += len(pages)
         self.pending += len(pages)
         for page, flush_type, kind in pages:
-            env.process(self._write_key(key, page, flush_type, kind))
+            detached.start(env, self._write_key(key, page, flush_type, kind))
 
     def _write_key(self, key, page: int, flush_type: int, kind: str):
         yield from self.fil.write_page(int(self.space_of[page]))
@@ -241,7 +243,7 @@ class DoublewriteMariaDB(Doublewrite56):
         self.batch_running = True
         self.batch_done = self.env.event()
         pages, self.buf = self.buf, []
-        self.env.process(self._write_batch(pages))         # the flushing thread does not wait
+        detached.start(self.env, self._write_batch(pages))  # the flushing thread does not wait
 
     def _batch_end(self):
         """flush_buffered_writes_completed: the slot is free again (no data-file fsync here)."""

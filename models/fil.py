@@ -49,18 +49,18 @@ class FilIO:
     # -- SimPy paths -----------------------------------------------------------------------------
 
     def write_page(self, space_id: int):
-        """One data page to its tablespace (buf_flush_write_block_low -> fil_io)."""
-        yield from self._write(self.file_of_space(space_id), self.page_size)
+        """One data page to its tablespace (buf_flush_write_block_low -> fil_io); a SimPy generator."""
+        return self._write(self.fs.files[(space_id - 1) % self.n_data_files], self.page_size)
 
     def write_ibdata(self, size_bytes: int):
-        """A synchronous write to ibdata1 (the doublewrite blocks)."""
-        yield from self._write(self.ibdata, size_bytes)
+        """A synchronous write to ibdata1 (the doublewrite blocks); a SimPy generator."""
+        return self._write(self.ibdata, size_bytes)
 
     def _write(self, inode, size_bytes: int):
+        """The filesystem path's generator itself (callers `yield from` it)."""
         if self.direct:
-            yield from self.fs.direct_write(inode, size_bytes, self.tally)
-        else:
-            yield from self.fs.buffered_write(inode, size_bytes, self.tally)
+            return self.fs.direct_write(inode, size_bytes, self.tally)
+        return self.fs.buffered_write(inode, size_bytes, self.tally)
 
     def fsync_ibdata(self):
         """fil_flush(TRX_SYS_SPACE)."""

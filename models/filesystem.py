@@ -278,21 +278,50 @@ class Filesystem:
             inode.lock.release(SHARED)
 
     def direct_write(self, inode: Inode, size: int, tally: Tally):
-        kind, era = self.spec.kind, self.spec.kernel
+        """An O_DIRECT write. The lock steps of `_acquire`, `_ilock_step` and `_device_io` are
+        written out here (same events in the same order): every data-page write takes this path."""
+        env, kind = self.env, self.spec.kind
         if kind == "raw":
-            yield from self._device_io(WRITE, size)
-        elif kind == "ext4":
-            mode = EXCL if era == "2012" else SHARED
-            yield from self._acquire(inode.lock, mode, tally)
-            yield from self._device_io(WRITE, size)
-            inode.lock.release(mode)
-        else:
-            yield from self._acquire(inode.lock, SHARED, tally)
-            inode.writers_in_flight += 1
-            yield from self._ilock_step(inode, tally, exclusive=(era == "2012"))
-            yield from self._device_io(WRITE, size)
-            inode.writers_in_flight -= 1
-            inode.lock.release(SHARED)
+            yield env.timeout(self.device.schedule_sized(env.now, WRITE, size) + self.host_s - env.now)
+            return
+        lock = inode.lock
+        if kind == "ext4":
+            mode = EXCL if self.spec.kernel == "2012" else SHARED
+            ev = lock.acquire(mode)
+            if ev is not None:
+                t0 = env.now
+                yield ev
+                tally.lock_wait_s += env.now - t0
+            yield env.timeout(self.device.schedule_sized(env.now, WRITE, size) + self.host_s - env.now)
+            lock.release(mode)
+            return
+        ev = lock.acquire(SHARED)
+        if ev is not None:
+            t0 = env.now
+            yield ev
+            tally.lock_wait_s += env.now - t0
+        inode.writers_in_flight += 1
+        ilock, c = inode.ilock, self.spec.costs
+        if self.spec.kernel == "2012":              # _ilock_step(exclusive=True)
+            ev = ilock.acquire(EXCL)
+            if ev is not None:
+                t0 = env.now
+                yield ev
+                tally.lock_wait_s += env.now - t0
+            others = max(0, inode.writers_in_flight - 1)
+            yield env.timeout(lock_handoff_s(c.ilock_base_s, c.ilock_per_waiter_s, others, c.ilock_max_waiters))
+            ilock.release(EXCL)
+        else:                                       # _ilock_step(exclusive=False)
+            ev = ilock.acquire(SHARED)
+            if ev is not None:
+                t0 = env.now
+                yield ev
+                tally.lock_wait_s += env.now - t0
+            yield env.timeout(c.ilock_shared_s)
+            ilock.release(SHARED)
+        yield env.timeout(self.device.schedule_sized(env.now, WRITE, size) + self.host_s - env.now)
+        inode.writers_in_flight -= 1
+        lock.release(SHARED)
 
     # -- buffered: write() then fsync(), and buffered reads ---------------------------------
 
