@@ -50,7 +50,7 @@ class FilIO:
 
     def write_page(self, space_id: int):
         """One data page to its tablespace (buf_flush_write_block_low -> fil_io); a SimPy generator."""
-        return self._write(self.fs.files[(space_id - 1) % self.n_data_files], self.page_size)
+        return self._write(self.file_of_space(space_id), self.page_size)
 
     def write_ibdata(self, size_bytes: int):
         """A synchronous write to ibdata1 (the doublewrite blocks); a SimPy generator."""

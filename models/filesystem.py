@@ -224,9 +224,9 @@ class Filesystem:
             tally.lock_wait_s += self.env.now - t0
 
     def _device_io(self, op: str, size: int):
+        """The event of one I/O's completion on the device, host path included (callers yield it)."""
         env = self.env
-        done = self.device.schedule_sized(env.now, op, size) + self.host_s
-        yield env.timeout(done - env.now)
+        return env.timeout(self.device.schedule_sized(env.now, op, size) + self.host_s - env.now)
 
     def _ilock_step(self, inode: Inode, tally: Tally, exclusive: bool):
         """XFS ILOCK critical section: exclusive with spin hand-off cost, or a short shared one.
@@ -260,68 +260,39 @@ class Filesystem:
     def direct_read(self, inode: Inode, size: int, tally: Tally):
         kind, era, c = self.spec.kind, self.spec.kernel, self.spec.costs
         if kind == "raw" or self.spec.ext4_dioread_nolock:
-            yield from self._device_io(READ, size)
+            yield self._device_io(READ, size)
         elif kind == "ext4" and era == "2012":
             yield from self._acquire(inode.lock, EXCL, tally)
             pages = max(1, size // PAGE_4K)
             yield self.env.timeout(c.dio_read_submit_base_s + c.dio_read_submit_per_page_s * pages)
             inode.lock.release(EXCL)
-            yield from self._device_io(READ, size)
+            yield self._device_io(READ, size)
         elif kind == "ext4":
             yield from self._acquire(inode.lock, SHARED, tally)
-            yield from self._device_io(READ, size)
+            yield self._device_io(READ, size)
             inode.lock.release(SHARED)
         else:  # xfs, either era: IOLOCK shared, ILOCK shared for the mapping
             yield from self._acquire(inode.lock, SHARED, tally)
             yield from self._ilock_step(inode, tally, exclusive=False)
-            yield from self._device_io(READ, size)
+            yield self._device_io(READ, size)
             inode.lock.release(SHARED)
 
     def direct_write(self, inode: Inode, size: int, tally: Tally):
-        """An O_DIRECT write. The lock steps of `_acquire`, `_ilock_step` and `_device_io` are
-        written out here (same events in the same order): every data-page write takes this path."""
-        env, kind = self.env, self.spec.kind
+        kind, era = self.spec.kind, self.spec.kernel
         if kind == "raw":
-            yield env.timeout(self.device.schedule_sized(env.now, WRITE, size) + self.host_s - env.now)
-            return
-        lock = inode.lock
-        if kind == "ext4":
-            mode = EXCL if self.spec.kernel == "2012" else SHARED
-            ev = lock.acquire(mode)
-            if ev is not None:
-                t0 = env.now
-                yield ev
-                tally.lock_wait_s += env.now - t0
-            yield env.timeout(self.device.schedule_sized(env.now, WRITE, size) + self.host_s - env.now)
-            lock.release(mode)
-            return
-        ev = lock.acquire(SHARED)
-        if ev is not None:
-            t0 = env.now
-            yield ev
-            tally.lock_wait_s += env.now - t0
-        inode.writers_in_flight += 1
-        ilock, c = inode.ilock, self.spec.costs
-        if self.spec.kernel == "2012":              # _ilock_step(exclusive=True)
-            ev = ilock.acquire(EXCL)
-            if ev is not None:
-                t0 = env.now
-                yield ev
-                tally.lock_wait_s += env.now - t0
-            others = max(0, inode.writers_in_flight - 1)
-            yield env.timeout(lock_handoff_s(c.ilock_base_s, c.ilock_per_waiter_s, others, c.ilock_max_waiters))
-            ilock.release(EXCL)
-        else:                                       # _ilock_step(exclusive=False)
-            ev = ilock.acquire(SHARED)
-            if ev is not None:
-                t0 = env.now
-                yield ev
-                tally.lock_wait_s += env.now - t0
-            yield env.timeout(c.ilock_shared_s)
-            ilock.release(SHARED)
-        yield env.timeout(self.device.schedule_sized(env.now, WRITE, size) + self.host_s - env.now)
-        inode.writers_in_flight -= 1
-        lock.release(SHARED)
+            yield self._device_io(WRITE, size)
+        elif kind == "ext4":
+            mode = EXCL if era == "2012" else SHARED
+            yield from self._acquire(inode.lock, mode, tally)
+            yield self._device_io(WRITE, size)
+            inode.lock.release(mode)
+        else:
+            yield from self._acquire(inode.lock, SHARED, tally)
+            inode.writers_in_flight += 1
+            yield from self._ilock_step(inode, tally, exclusive=(era == "2012"))
+            yield self._device_io(WRITE, size)
+            inode.writers_in_flight -= 1
+            inode.lock.release(SHARED)
 
     # -- buffered: write() then fsync(), and buffered reads ---------------------------------
 
@@ -334,7 +305,7 @@ class Filesystem:
         if cache_hit:
             yield self.env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
         else:
-            yield from self._device_io(READ, size)
+            yield self._device_io(READ, size)
         if xfs:
             inode.lock.release(SHARED)
 
@@ -351,7 +322,7 @@ class Filesystem:
         inode.writers_in_flight += 1
         if xfs2012:
             yield from self._ilock_step(inode, tally, exclusive=True)
-        yield from self._device_io(WRITE, size)
+        yield self._device_io(WRITE, size)
         inode.writers_in_flight -= 1
         yield from self._sync_file(inode, tally)
 

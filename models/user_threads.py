@@ -341,40 +341,18 @@ class UserThreads:
             mod_lsn = np.repeat(b[:-1], nm_a) + (k * span) // m_rep
             pool.modify_lsns(pages[pos], mod_lsn, np.repeat(b[1:], nm_a))
         self.logsys.log_close()
-        # Per transaction: _account(th, t, RUN), then the CPU phase (_cpu_phase) at once when no
-        # page read delayed it; written out inline, as this loop runs once per transaction.
-        since, state, resumed, txn_start = self.since, self.state, self.resumed, self.txn_start
-        iv_state, iv_t0, iv_t1 = self._iv_state, self._iv_t0, self._iv_t1
-        heap, push, heappop, heappush = self.heap, heapq.heappush, heapq.heappop, heapq.heappush
-        cores, cpu_next = self.cores, self._cpu.next
-        cpu_s = prof.cpu_s_per_txn
-        after_cpu = _LATCH if prof.serial_s_per_txn > 0.0 else _COMMIT_REQ
         for j in range(n):
             t, th = pend[j]
-            t0 = since[th]
-            if t > t0:
-                iv_state.append(state[th])
-                iv_t0.append(t0)
-                iv_t1.append(t)
-                since[th] = t
-                if len(iv_t0) >= _INTERVAL_BUFFER:
-                    self._bin_intervals()
-                    iv_state, iv_t0, iv_t1 = self._iv_state, self._iv_t0, self._iv_t1
-            state[th] = RUN
+            self._account(th, t, RUN)
             if waited[j]:
-                since[th] = t + waited[j]          # the free-page wait is accounted already
-            if not resumed[th]:
-                txn_start[th] = t                  # a resumed thread keeps its start (latency includes the wait)
-            resumed[th] = False
-            self._seq += 1
+                self.since[th] = t + waited[j]     # the free-page wait is accounted already
+            if not self.resumed[th]:
+                self.txn_start[th] = t             # a resumed thread keeps its start (latency includes the wait)
+            self.resumed[th] = False
             if ready[j] > t:
-                push(heap, (ready[j], self._seq, _CPU, th))
+                self.push(ready[j], _CPU, th)
             else:
-                free = heappop(cores)
-                begin = t if free < t else free
-                end = begin + cpu_s * cpu_next()
-                heappush(cores, end)
-                push(heap, (end, self._seq, after_cpu, th))
+                self._cpu_phase(th, t)
 
     def _cpu_phase(self, th: int, t: float) -> None:
         cores = self.cores
