@@ -5,6 +5,9 @@ previous pass flushed nothing; if there was server activity since the last pass 
 flush the LRU tails (buf_flush_LRU_tail) and then the flush lists adaptively
 (page_cleaner_flush_pages_if_needed); if idle, flush up to PCT_IO(100) pages below LSN_MAX
 (background flushing). The LRU part runs first: a slow LRU pass delays adaptive flushing.
+A pass that overruns the period starts the next one at once; buf_flush_start then refuses any
+instance whose last list batch still has page writes in flight (with one instance, the cleaner's
+own last doublewrite batch), that pass flushes nothing, and the cleaner sleeps a full second.
 The adaptive arithmetic is models.adaptive_flushing; this module only schedules.
 """
 

@@ -237,3 +237,26 @@ def test_critical_section_is_entered_in_arrival_order():
     assert entered == [1, 0]
     assert commit_req[1] == pytest.approx(0.0001 + 1e-3 + 1e-4)     # no wait behind thread 0
     assert commit_req[0] == pytest.approx(5e-3 + 1e-4)
+
+
+def test_list_batch_with_writes_in_flight_refuses_the_next():
+    """buf_flush_start (5.6): an instance whose last flush-list batch still has page writes in
+    flight is skipped, so a pass that follows its predecessor at once flushes nothing there."""
+    from models.buf_flush import LIST
+    from models.page_cleaner import LSN_MAX
+    srv = Server(scenario_from_dict(small_doc(), "test"))
+    srv.env.run(until=2.0)
+    out = []
+
+    def passes():
+        yield from srv.batches.wait_end(0, LIST)
+        out.append((yield from srv.flusher.buf_flush_list(100, LSN_MAX, "adaptive")))
+        out.append((yield from srv.flusher.buf_flush_list(100, LSN_MAX, "adaptive")))
+        yield from srv.batches.wait_end(0, LIST)
+        out.append((yield from srv.flusher.buf_flush_list(100, LSN_MAX, "adaptive")))
+
+    srv.env.process(passes())
+    srv.env.run(until=4.0)
+    assert out[0][0] and out[0][1] > 0
+    assert out[1] == (False, 0)
+    assert out[2][0]
