@@ -7,11 +7,15 @@ shared/research/innodb-flushing.md 4.4), iteration by iteration:
    innodb_io_capacity_max pages below it, wait for those writes, fsync, checkpoint; no sleep;
 2. no dirty page: checkpoint, idle;
 3. a pending flush-ahead target (buf_flush_async_lsn): up to innodb_io_capacity_max pages below it;
-4. else, free pages short: an LRU flush;
+4. else, free pages short (need_LRU_eviction): wait for the writes in flight, one LRU flush of up
+   to innodb_io_capacity_max pages, push the doublewrite slot, checkpoint, and start the next
+   pass at once while free pages stay short;
 5. else work only when dirty % reaches innodb_max_dirty_pages_pct (or its lwm when set) or the
    modified age passes innodb_adaptive_flushing_lwm % of log_capacity; then the adaptive request;
 6. an LRU flush until the free list holds innodb_lru_scan_depth pages;
 7. the doublewrite slot is pushed and a checkpoint written (about once a second when busy).
+Batches are refused only while another is being issued (buf_pool.flush_list_active), not while
+the last one's writes are in flight (models.buf_flush.FlushBatches, writes_hold_batch=False).
 An idle cleaner with innodb_max_dirty_pages_pct_lwm = 0 waits without timeout in the server;
 here it looks once a second whether one of the wake-up conditions holds.
 """
@@ -38,6 +42,7 @@ class PageCleanerMariaDB:
         self.sync_lsn = 0                  # buf_flush_sync_lsn
         self.async_lsn = 0                 # buf_flush_async_lsn
         self.idle = True
+        self.waiting = False               # in its timed wait (not page_cleaner_active)
         self.event = env.event()
         self.done_event = env.event()      # buf_pool.done_flush_list
         self.gauges = cleaner_gauges()
@@ -47,7 +52,8 @@ class PageCleanerMariaDB:
             self.event.succeed()
 
     def flush_ahead(self, lsn: int, furious: bool) -> None:
-        """buf_flush_ahead: raise the sync (furious) or async target and wake the cleaner."""
+        """buf_flush_ahead: raise the sync (furious) target and wake the cleaner, or raise the
+        async target and wake the cleaner only if it is idle."""
         if furious:
             if lsn > self.sync_lsn:
                 self.sync_lsn = lsn
@@ -55,6 +61,14 @@ class PageCleanerMariaDB:
                 self.wake()
         elif lsn > self.async_lsn:
             self.async_lsn = lsn
+            if self.idle:       # non-furious: wakes an idle cleaner, never cuts its 1 s sleep short
+                self.idle = False
+                self.wake()
+
+    def wake_for_free(self) -> None:
+        """page_cleaner_wakeup(true) from buf_LRU_get_free_block: free blocks are running short;
+        a cleaner in the middle of a pass is left alone."""
+        if self.waiting:
             self.idle = False
             self.wake()
 
@@ -73,10 +87,12 @@ class PageCleanerMariaDB:
         env, s, pool = self.env, self.s, self.pool
         next_loop_s = env.now + 1.0
         while True:
-            if not (self.sync_lsn and s.flush_sync):
+            if not (self.sync_lsn and s.flush_sync) and not self._need_lru():
                 if next_loop_s > env.now:
                     ev = self.event
+                    self.waiting = True
                     yield env.any_of([env.timeout(next_loop_s - env.now), ev])
+                    self.waiting = False
                     if ev.triggered:
                         self.event = env.event()
                 if env.now >= next_loop_s:
@@ -98,7 +114,18 @@ class PageCleanerMariaDB:
                 if self._oldest() >= self.async_lsn:
                     self.async_lsn = 0
             elif self._need_lru():
-                yield from self.flusher.lru_batch(0, s.io_capacity_max)
+                # Free pages first: wait for the writes in flight, one LRU flush, then the
+                # doublewrite slot and a checkpoint; the next pass starts at once while free pages
+                # stay short (buf_flush_page_cleaner's need_LRU_eviction branch).
+                yield from self.flusher.dblwr.wait_idle()       # os_aio_wait_until_no_pending_writes
+                t0 = env.now
+                n = yield from self.flusher.lru_batch(0, s.io_capacity_max)
+                yield from self.flusher.dblwr.flush_buffered()
+                yield from self.logsys.checkpoint(sync=False)
+                self._signal_done()
+                if n == 0 and env.now == t0 and self._need_lru():
+                    yield env.timeout(0.001)    # nothing to free yet: the server spins, we poll
+                continue
             else:
                 dirty_pct = modified_ratio_pct_57(pool.dirty_pages(), pool.lru_pages(), pool.free_pages())
                 age = lsn - oldest

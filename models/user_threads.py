@@ -19,7 +19,9 @@ group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_c
 Not modelled: waiting for a running LRU batch before the LRU scan (the thread scans at once).
 Versions (models/versions.py): 5.7 and 8.0 sleep 10 ms instead of 100 ms (buf/buf0lru.cc); in
 MariaDB 10.11 the user thread wakes the page cleaner and waits for a freed block, modelled here
-as the same single-page write without a sleep (the cleaner's LRU write, done on the thread's behalf).
+as the same single-page write without a sleep (the cleaner's LRU write, done on the thread's behalf);
+a MariaDB thread that leaves fewer than innodb_lru_scan_depth / 2 free blocks wakes a waiting
+page cleaner (buf_LRU_get_free_block, page_cleaner_wakeup).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from array import array
 import numpy as np
 
 from models import detached
+from models.buffer_pool import BUF_LRU_MIN_LEN
 from models.device import Draws
 from models.log_sys import lsn_advance
 from models.oltp import pages_per_txn_array
@@ -138,6 +141,10 @@ class UserThreads:
         self.n_ticks = n_ticks
         self.step_s = step_s
         self.free_block_sleep_s = 0.1
+        # MariaDB 10.11+ buf_LRU_get_free_block: a thread that takes a free block and leaves fewer
+        # than innodb_lru_scan_depth / 2 wakes the page cleaner (free_wake; -1: never).
+        self.free_wake_below = -1
+        self.free_wake = None
         self.cores = [0.0] * max(1, cores)
         self.latch_free_s = 0.0
         self.writer = LogWriter(self)
@@ -287,6 +294,7 @@ class UserThreads:
             counters = pool.inst
             read_done = self.fil.read_done_s
             add = pool.add_read_page
+            wake_below = self.free_wake_below
             n_read = 0
             touched = set()
             firsts = miss_pages[first]
@@ -296,6 +304,8 @@ class UserThreads:
                 if c_i.free > 0:                                # buf_LRU_get_free_only
                     c_i.free -= 1
                     tf = tr
+                    if c_i.free < wake_below and c_i.lru_len > BUF_LRU_MIN_LEN:
+                        self.free_wake()
                 else:
                     tf = self._get_free_block(i, tr)
                     if tf > tr:
@@ -452,4 +462,11 @@ def thread_seconds_per_tick(t0: np.ndarray, t1: np.ndarray, tick_s: float, n_tic
 
     cum = sum_min(t1) - sum_min(t0)
     total = float(np.sum(t1 - t0))
-    return np.diff(np.concatenate([[0.0], cum, [total]]))
+    out = np.diff(np.concatenate([[0.0], cum, [total]]))
+    # The differences of F cancel to ~1e-11 rather than 0 in ticks no interval touches; those
+    # ticks are set to exactly 0 (an interval touches [lo, hi) iff t0 < hi and t1 > lo).
+    lo = np.concatenate([[0.0], edges])
+    hi = np.concatenate([edges, [np.inf]])
+    touching = np.searchsorted(np.sort(t0), hi, side="left") - np.searchsorted(np.sort(t1), lo, side="right")
+    out[touching <= 0] = 0.0
+    return np.maximum(out, 0.0)

@@ -179,7 +179,7 @@ class Server:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
         self.version = v = version_of(st.version)
         self.log = LogState()
-        self.batches = FlushBatches(env, n_inst)
+        self.batches = FlushBatches(env, n_inst, writes_hold_batch=not v.is_mariadb)
         self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
         self.dblwr = self._doublewrite(v)
         self.flusher.dblwr = self.dblwr
@@ -205,6 +205,9 @@ class Server:
             self.cleaner = PageCleanerMariaDB(env, self.flusher, self.pool, self.log, self.logsys, self.counters,
                                               st, self.limits)
         self.logsys.cleaner = self.cleaner
+        if v.is_mariadb:
+            self.users.free_wake = self.cleaner.wake_for_free
+            self.users.free_wake_below = st.lru_scan_depth // 2
         self.counter_rows = np.zeros((self.n_ticks, len(COUNTERS)), dtype=np.int64)
         self.gauge_rows = np.zeros((self.n_ticks, len(GAUGES)), dtype=np.float64)
         self.check_every_s = check_every_s

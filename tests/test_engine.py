@@ -260,3 +260,21 @@ def test_list_batch_with_writes_in_flight_refuses_the_next():
     assert out[0][0] and out[0][1] > 0
     assert out[1] == (False, 0)
     assert out[2][0]
+
+
+def test_thread_seconds_are_exactly_zero_where_no_interval_is():
+    """Late in a long run the cumulative sums are large; ticks without any interval must still
+    read 0, or a wait state would seem to start where none did."""
+    from models.user_threads import thread_seconds_per_tick
+    rng = np.random.default_rng(5)
+    t0 = np.sort(rng.uniform(0.0, 250.0, 5000))
+    t1 = t0 + rng.uniform(0.0, 0.004, 5000)
+    t0 = np.concatenate([t0, [290.0123]])
+    t1 = np.concatenate([t1, [290.0456]])
+    got = thread_seconds_per_tick(t0, t1, 0.01, 30000)
+    touched = np.zeros(30001, dtype=bool)
+    for a, b in zip(t0, t1):
+        touched[int(a // 0.01): int(np.ceil(b / 0.01))] = True
+    assert np.all(got[~touched] == 0.0)
+    assert np.isclose(got.sum(), (t1 - t0).sum())
+    assert (got >= 0.0).all()

@@ -1,0 +1,54 @@
+"""MariaDB 10.5+ flushing hand-offs that differ from MySQL's (buf/buf0flu.cc, buf/buf0lru.cc)."""
+
+import simpy
+
+from models.buf_flush import LIST, LRU, FlushBatches
+from models.page_cleaner_mariadb import PageCleanerMariaDB
+
+
+def test_writes_in_flight_hold_a_batch_only_in_mysql():
+    """MySQL's buf_flush_start counts pending writes (n_flush); MariaDB's flush_list_active only
+    covers the issuing of a batch."""
+    env = simpy.Environment()
+    for hold, expected in ((True, False), (False, True)):
+        b = FlushBatches(env, 1, writes_hold_batch=hold)
+        for t in (LIST, LRU):
+            assert b.start(0, t)
+            assert not b.start(0, t)            # being issued: refused in both
+            b.n_flush[0][t] += 3                # the batch's writes are in flight
+            b.end(0, t)
+            assert b.start(0, t) is expected
+
+
+def _cleaner():
+    env = simpy.Environment()
+    return PageCleanerMariaDB(env, None, None, None, None, None, None, None)
+
+
+def test_async_flush_ahead_wakes_only_an_idle_cleaner():
+    """buf_flush_ahead(furious=false) does not cut the 1 s sleep of a working cleaner."""
+    pc = _cleaner()
+    pc.idle = False
+    pc.flush_ahead(100, furious=False)
+    assert pc.async_lsn == 100 and not pc.event.triggered
+    pc.idle = True
+    pc.flush_ahead(200, furious=False)
+    assert pc.async_lsn == 200 and pc.event.triggered and not pc.idle
+
+
+def test_furious_flush_ahead_always_wakes():
+    pc = _cleaner()
+    pc.idle = False
+    pc.flush_ahead(100, furious=True)
+    assert pc.sync_lsn == 100 and pc.event.triggered
+
+
+def test_short_free_list_wakes_only_a_waiting_cleaner():
+    """buf_LRU_get_free_block calls page_cleaner_wakeup(true) unless the cleaner is active."""
+    pc = _cleaner()
+    pc.waiting = False
+    pc.wake_for_free()
+    assert not pc.event.triggered
+    pc.waiting = True
+    pc.wake_for_free()
+    assert pc.event.triggered
