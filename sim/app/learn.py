@@ -295,8 +295,9 @@ margin is kept, so the same 512M holds the limits at other percentages ({FLUSHIN
 MariaDB has one buffer pool, one page cleaner and one redo file: `innodb_buffer_pool_instances`
 and `innodb_log_files_in_group` are ignored with the server's warning, so this step gives it a
 512M file. Past **max_modified_age_async** every mini-transaction commit asks the page cleaner to
-flush ahead; past **max_checkpoint_age** the flushing becomes "furious" and users wait in 1 MiB
-steps. There is no separate sync point ({FLUSHING} 2.4, 3.4, 4.4).""",
+flush ahead. The request wakes an idle cleaner only: a busy one takes the new target at its next
+pass, about a second later, and flushes at most `innodb_io_capacity_max` pages toward it. Past
+**max_checkpoint_age** the flushing becomes "furious" and users wait in 1 MiB steps. There is no separate sync point ({FLUSHING} 2.4, 3.4, 4.4).""",
          {"version": "mariadb-10.11"}),
 )
 VERSION_CHOICES = ["mysql-5.6", "mysql-5.7", "mysql-8.0", "mysql-8.0.30", "mysql-8.4", "mariadb-10.11"]
