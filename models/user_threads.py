@@ -454,19 +454,19 @@ def thread_seconds_per_tick(t0: np.ndarray, t1: np.ndarray, tick_s: float, n_tic
     after the last tick in entry n_ticks. Uses F(T) = sum min(T, t1) - sum min(T, t0)."""
     edges = np.arange(1, n_ticks + 1, dtype=np.float64) * tick_s
 
-    def sum_min(a: np.ndarray) -> np.ndarray:
-        a = np.sort(a)
+    def sum_min(a: np.ndarray) -> np.ndarray:          # a sorted
         csum = np.concatenate([[0.0], np.cumsum(a)])
         idx = np.searchsorted(a, edges, side="left")
         return csum[idx] + edges * (len(a) - idx)
 
-    cum = sum_min(t1) - sum_min(t0)
+    s0, s1 = np.sort(t0), np.sort(t1)
+    cum = sum_min(s1) - sum_min(s0)
     total = float(np.sum(t1 - t0))
     out = np.diff(np.concatenate([[0.0], cum, [total]]))
     # The differences of F cancel to ~1e-11 rather than 0 in ticks no interval touches; those
     # ticks are set to exactly 0 (an interval touches [lo, hi) iff t0 < hi and t1 > lo).
     lo = np.concatenate([[0.0], edges])
     hi = np.concatenate([edges, [np.inf]])
-    touching = np.searchsorted(np.sort(t0), hi, side="left") - np.searchsorted(np.sort(t1), lo, side="right")
+    touching = np.searchsorted(s0, hi, side="left") - np.searchsorted(s1, lo, side="right")
     out[touching <= 0] = 0.0
     return np.maximum(out, 0.0)
