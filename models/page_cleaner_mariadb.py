@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from models.adaptive_flushing import (AdaptiveState57, af_needed_for_redo_mariadb, averages_57, modified_ratio_pct_57,
                                       pct_for_lsn, recommendation_mariadb)
+from models.buffer_pool import BUF_LRU_MIN_LEN
 from models.page_cleaner import LSN_MAX, cleaner_gauges
 
 
@@ -66,9 +67,10 @@ class PageCleanerMariaDB:
                 self.wake()
 
     def wake_for_free(self) -> None:
-        """page_cleaner_wakeup(true) from buf_LRU_get_free_block: free blocks are running short;
-        a cleaner in the middle of a pass is left alone."""
-        if self.waiting:
+        """After a user thread took a free block (buf_LRU_get_free_block): page_cleaner_wakeup(true)
+        when free blocks run short (need_LRU_eviction); a cleaner in the middle of a pass is left
+        alone."""
+        if self.waiting and self._need_lru():
             self.idle = False
             self.wake()
 
@@ -76,8 +78,9 @@ class PageCleanerMariaDB:
         return self.pool.oldest_modification_all() or self.log.lsn
 
     def _need_lru(self) -> bool:
+        """buf_pool_t::need_LRU_eviction: fewer than innodb_lru_scan_depth / 2 free blocks."""
         c = self.pool.inst[0]
-        return c.lru_len > 256 and c.free < self.s.lru_scan_depth // 2
+        return c.lru_len > BUF_LRU_MIN_LEN and c.free < self.s.lru_scan_depth // 2
 
     def _signal_done(self) -> None:
         ev, self.done_event = self.done_event, self.env.event()

@@ -33,7 +33,6 @@ from array import array
 import numpy as np
 
 from models import detached
-from models.buffer_pool import BUF_LRU_MIN_LEN
 from models.device import Draws
 from models.log_sys import lsn_advance
 from models.oltp import pages_per_txn_array
@@ -141,9 +140,8 @@ class UserThreads:
         self.n_ticks = n_ticks
         self.step_s = step_s
         self.free_block_sleep_s = 0.1
-        # MariaDB 10.11+ buf_LRU_get_free_block: a thread that takes a free block and leaves fewer
-        # than innodb_lru_scan_depth / 2 wakes the page cleaner (free_wake; -1: never).
-        self.free_wake_below = -1
+        # MariaDB 10.11+ buf_LRU_get_free_block: called after a thread takes a free block (the
+        # page cleaner decides whether free blocks run short); None: never.
         self.free_wake = None
         self.cores = [0.0] * max(1, cores)
         self.latch_free_s = 0.0
@@ -294,7 +292,7 @@ class UserThreads:
             counters = pool.inst
             read_done = self.fil.read_done_s
             add = pool.add_read_page
-            wake_below = self.free_wake_below
+            free_wake = self.free_wake
             n_read = 0
             touched = set()
             firsts = miss_pages[first]
@@ -304,8 +302,8 @@ class UserThreads:
                 if c_i.free > 0:                                # buf_LRU_get_free_only
                     c_i.free -= 1
                     tf = tr
-                    if c_i.free < wake_below and c_i.lru_len > BUF_LRU_MIN_LEN:
-                        self.free_wake()
+                    if free_wake is not None:
+                        free_wake()
                 else:
                     tf = self._get_free_block(i, tr)
                     if tf > tr:

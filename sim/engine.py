@@ -207,7 +207,6 @@ class Server:
         self.logsys.cleaner = self.cleaner
         if v.is_mariadb:
             self.users.free_wake = self.cleaner.wake_for_free
-            self.users.free_wake_below = st.lru_scan_depth // 2
         self.counter_rows = np.zeros((self.n_ticks, len(COUNTERS)), dtype=np.int64)
         self.gauge_rows = np.zeros((self.n_ticks, len(GAUGES)), dtype=np.float64)
         self.check_every_s = check_every_s

@@ -44,11 +44,21 @@ def test_furious_flush_ahead_always_wakes():
 
 
 def test_short_free_list_wakes_only_a_waiting_cleaner():
-    """buf_LRU_get_free_block calls page_cleaner_wakeup(true) unless the cleaner is active."""
+    """buf_LRU_get_free_block calls page_cleaner_wakeup(true) when fewer than
+    innodb_lru_scan_depth / 2 blocks are free, unless the cleaner is active."""
+    from types import SimpleNamespace
+
     pc = _cleaner()
+    inst = SimpleNamespace(lru_len=10_000, free=700)
+    pc.pool = SimpleNamespace(inst=[inst])
+    pc.s = SimpleNamespace(lru_scan_depth=1536)
     pc.waiting = False
     pc.wake_for_free()
-    assert not pc.event.triggered
+    assert not pc.event.triggered               # in a pass
     pc.waiting = True
+    inst.free = 768
+    pc.wake_for_free()
+    assert not pc.event.triggered               # free blocks not short
+    inst.free = 767
     pc.wake_for_free()
     assert pc.event.triggered
