@@ -251,21 +251,25 @@ def load_profile(name_or_path: str) -> DeviceProfile:
 
 
 class Draws:
-    """Blocks of vectorised random draws consumed one at a time (keeps numpy out of the hot loop)."""
+    """Blocks of vectorised random draws consumed one at a time (keeps numpy out of the hot loop).
+
+    `next()` is a generator's `__next__` over the current block: one C call per draw. The blocks
+    are drawn when the previous one runs out (the first at construction with prefill), so the
+    random stream is the same whichever way the values are taken.
+    """
 
     def __init__(self, make_block, block: int = 8192, prefill: bool = False) -> None:
         self._make = make_block
         self._block = block
-        self._buf: list[float] = make_block(block).tolist() if prefill else []
-        self._i = 0
+        self.next = self._stream(make_block(block).tolist() if prefill else None).__next__
 
-    def next(self) -> float:
-        if self._i >= len(self._buf):
-            self._buf = self._make(self._block).tolist()
-            self._i = 0
-        v = self._buf[self._i]
-        self._i += 1
-        return v
+    def _stream(self, first):
+        block = first
+        while True:
+            if block is None:
+                block = self._make(self._block).tolist()
+            yield from block
+            block = None
 
 
 @dataclass
@@ -293,8 +297,7 @@ class Device:
         self._inflight: list[float] = []
         self._read_ewma: float | None = None     # read share of recent I/Os (about the last 256)
         self._ewma_alpha = 1.0 / 256.0
-        self._classes: dict[tuple[str, int], tuple[float, float, float, tuple]] = {}
-        self._mix_m50: dict[int, float] = {}
+        self._classes: dict[tuple[str, int], tuple] = {}
         self._unit = Draws(lambda n: rng.random(n))
         self._lognormal: dict[float, Draws] = {}
         self._rng = rng
@@ -331,21 +334,24 @@ class Device:
         end.append(destage_done if not end or end[-1] < destage_done else end[-1])
         return admit + self.profile.write_cache_latency_s
 
-    def _class(self, op: str, size: int) -> tuple[float, float, float, tuple]:
+    def _class(self, op: str, size: int) -> tuple:
+        """(service_s, pipeline_s, cv, depth_curve, mix multiplier at 50% reads, service-noise draw)
+        of one (op, size), computed once."""
         key = (op, size)
         c = self._classes.get(key)
         if c is None:
             oc = self.profile.op_class(op, size)
             service = self.profile.parallelism / oc.capacity_iops
             pipeline = max(0.0, oc.latency_qd1_s - service)
-            c = (service, pipeline, oc.service_cv, oc.depth_curve)
+            c = (service, pipeline, oc.service_cv, oc.depth_curve, self.profile.mix_multiplier_at_half(size),
+                 self._noise_draws(oc.service_cv))
             self._classes[key] = c
-            self._mix_m50[size] = self.profile.mix_multiplier_at_half(size)
         return c
 
-    def _service_noise(self, cv: float) -> float:
+    def _noise_draws(self, cv: float):
+        """The `next` of the shared lognormal stream (mean 1) of a service cv; None when cv <= 0."""
         if cv <= 0.0:
-            return 1.0
+            return None
         d = self._lognormal.get(cv)
         if d is None:
             sigma2 = math.log1p(cv * cv)
@@ -353,7 +359,11 @@ class Device:
             sigma = math.sqrt(sigma2)
             d = Draws(lambda n, mu=mu, sigma=sigma: self._rng.lognormal(mu, sigma, n))
             self._lognormal[cv] = d
-        return d.next()
+        return d.next
+
+    def _service_noise(self, cv: float) -> float:
+        nxt = self._noise_draws(cv)
+        return 1.0 if nxt is None else nxt()
 
     def outstanding(self, now: float) -> int:
         """Requests submitted and not yet complete at `now`."""
@@ -364,38 +374,40 @@ class Device:
 
     def schedule(self, now: float, op: str, size: int) -> float:
         """Admit one I/O at `now`; return its completion time. No SimPy involved."""
-        service, pipeline, cv, curve = self._class(op, size)
+        c = self._classes.get((op, size)) or self._class(op, size)
+        service, pipeline, _cv, curve, m50, noise = c
         is_read = 1.0 if op == READ else 0.0
-        if self._read_ewma is None:
-            self._read_ewma = is_read
-        else:
-            self._read_ewma += self._ewma_alpha * (is_read - self._read_ewma)
-        m50 = self._mix_m50[size]
+        ewma = self._read_ewma
+        ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
+        self._read_ewma = ewma
         if m50 != 1.0:
-            service *= mix_multiplier(self._read_ewma, m50)
-        n_outstanding = self.outstanding(now) + 1   # also drops completed entries: bounded memory
+            service *= mix_multiplier(ewma, m50)
+        inflight = self._inflight
+        while inflight and inflight[0] <= now:      # drop completed entries: bounded memory
+            heapq.heappop(inflight)
         if curve:
             # The curve was measured on a single-operation stream; a mixed stream has its own
             # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
-            purity = abs(2.0 * self._read_ewma - 1.0)
-            f = depth_factor(n_outstanding, curve)
+            purity = abs(2.0 * ewma - 1.0)
+            f = depth_factor(len(inflight) + 1, curve)
             service /= 1.0 - (1.0 - f) * purity
-        service *= self._service_noise(cv)
+        if noise is not None:
+            service *= noise()
         units = self._units
         if self._striped_op[op]:
             u = int(self._unit.next() * len(units))
         else:
-            u = min(range(len(units)), key=units.__getitem__)
+            u = units.index(min(units))             # the unit that frees first (the first such)
         free = units[u]
         start = now if free < now else free
         end = start + service
         units[u] = end
         done = end + pipeline
-        heapq.heappush(self._inflight, done)
-        if op == WRITE and self._wc_bytes:
-            done = self._cache_ack(now, size, done)
-        if op == WRITE and self.profile.gc_erases_per_write > 0.0:
-            if self._unit.next() < self.profile.gc_erases_per_write:
+        heapq.heappush(inflight, done)
+        if op == WRITE:
+            if self._wc_bytes:
+                done = self._cache_ack(now, size, done)
+            if self.profile.gc_erases_per_write > 0.0 and self._unit.next() < self.profile.gc_erases_per_write:
                 # An erase seizes the unit that frees first, as a background GC would.
                 self._seize(now, self.profile.gc_stall_s)
                 self.stats.gc_stalls += 1
@@ -426,8 +438,7 @@ class Device:
         over all of them, and a pooled device hands them to whichever is free): each unit serves
         its share back to back, in O(units) instead of n `schedule` calls. The depth curve (measured
         on random streams) does not apply to them."""
-        service, pipeline, cv, curve = self._class(op, size)
-        m50 = self._mix_m50[size]
+        service, pipeline, cv, curve, m50, _noise = self._class(op, size)
         is_read = 1.0 if op == READ else 0.0
         if self._read_ewma is None:
             self._read_ewma = is_read

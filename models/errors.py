@@ -13,6 +13,10 @@ class InputError(Exception):
         self.allowed = allowed
         super().__init__(self.message())
 
+    def __reduce__(self):
+        # Rebuilt from its fields when it crosses a process boundary (sweep and app workers).
+        return (type(self), (self.source, self.field, self.problem, self.allowed))
+
     def message(self) -> str:
         where = f"{self.source}: {self.field}" if self.field else self.source
         text = f"{where}: {self.problem}"

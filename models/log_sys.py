@@ -49,6 +49,23 @@ def lsn_advance(lsn: int, data_bytes: int) -> int:
     return lsn + full * OS_FILE_LOG_BLOCK_SIZE + rest
 
 
+def lsn_bounds(lsn: int, data_bytes: int, n: int) -> list[int]:
+    """[lsn, then the LSN after each of n appends of data_bytes]: `lsn_advance` applied n times.
+
+    Written in the data-byte space (an LSN's block number times the bytes a block holds, plus its
+    offset past the header), where n appends are n additions; the result maps back to LSNs. Equal
+    to the repeated lsn_advance for every start offset, headers and trailers included (tested).
+    """
+    block, off = divmod(lsn, OS_FILE_LOG_BLOCK_SIZE)
+    d = block * LOG_BLOCK_DATA + (off - LOG_BLOCK_HDR_SIZE if off > LOG_BLOCK_HDR_SIZE else 0)
+    out = [lsn]
+    for _ in range(n):
+        d += data_bytes
+        b, r = divmod(d, LOG_BLOCK_DATA)
+        out.append(b * OS_FILE_LOG_BLOCK_SIZE + LOG_BLOCK_HDR_SIZE + r)
+    return out
+
+
 @dataclass
 class LogState:
     lsn: int = LOG_START_LSN

@@ -34,7 +34,7 @@ import numpy as np
 
 from models import detached
 from models.device import Draws
-from models.log_sys import lsn_advance
+from models.log_sys import lsn_bounds
 from models.oltp import pages_per_txn_array
 
 # Thread states, accounted in thread-seconds per tick.
@@ -327,15 +327,11 @@ class UserThreads:
         if pool.lru_order_matters:
             pool.touch(pages, t_last)                          # LRU upkeep of the hits
         # The transactions' mini-transactions, in start order: redo appended, pages dirtied.
-        lsn = log.lsn
-        redo = prof.redo_bytes_per_txn
-        bounds = [lsn]
+        bounds = lsn_bounds(log.lsn, prof.redo_bytes_per_txn, n)
         commit_lsn = self.commit_lsn
-        for _t, th in pend:
-            lsn = lsn_advance(lsn, redo)
-            bounds.append(lsn)
-            commit_lsn[th] = lsn
-        log.lsn = lsn
+        for j in range(n):
+            commit_lsn[pend[j][1]] = bounds[j + 1]
+        log.lsn = bounds[n]
         total_m = int(nm_a.sum())
         if total_m:
             # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.

@@ -8,7 +8,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.device import READ, WRITE, Device, builtin_profile_names, load_profile, profile_from_dict
+from models.device import READ, WRITE, Device, Draws, builtin_profile_names, load_profile, profile_from_dict
 from models.errors import InputError
 
 
@@ -268,3 +268,30 @@ def test_write_cache_errors_name_the_field(wc, field):
     with pytest.raises(InputError) as err:
         simple_profile(write_cache=wc)
     assert err.value.field == field
+
+
+@pytest.mark.parametrize("prefill", [False, True])
+def test_draws_give_the_blocks_in_order_across_refills(prefill):
+    """Draws hands out its blocks value by value, drawing the next block only when one runs out:
+    the same stream as the generator's blocks taken one after another."""
+    rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)
+    d = Draws(lambda n: rng_a.random(n), block=5, prefill=prefill)
+    if not prefill:
+        assert rng_a.random() == rng_b.random()        # nothing drawn at construction
+        rng_b = np.random.default_rng(7)
+        rng_a.bit_generator.state = np.random.default_rng(7).bit_generator.state
+    got = [d.next() for _ in range(13)]
+    want = np.concatenate([rng_b.random(5) for _ in range(3)])[:13].tolist()
+    assert got == want
+
+
+def test_input_error_survives_a_process_boundary():
+    """Worker processes (sweeps, iobench grids) send errors back pickled: the fields and the
+    message come back whole."""
+    import pickle
+
+    err = InputError("s.toml", "server.innodb_log_file_size", "'1X' is not a size", "e.g. 48M, 2G")
+    back = pickle.loads(pickle.dumps(err))
+    assert isinstance(back, InputError)
+    assert (back.source, back.field, back.problem, back.allowed) == (err.source, err.field, err.problem, err.allowed)
+    assert str(back) == str(err)

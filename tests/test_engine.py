@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from models.log_sys import LOG_BLOCK_DATA, lsn_advance
+from models.log_sys import LOG_BLOCK_DATA, OS_FILE_LOG_BLOCK_SIZE, lsn_advance, lsn_bounds
 from sim.cli import main
 from sim.config import scenario_from_dict
 from sim.engine import Server
@@ -119,6 +119,27 @@ def test_lsn_advance_counts_block_framing():
     assert end == 8192 + 512 + 12
     # Long records: about 512/496 LSN per byte.
     assert abs((lsn_advance(8192 + 12, 10**6) - (8192 + 12)) / 10**6 - 512 / 496) < 1e-3
+
+
+def _lsn_advance_repeated(lsn, data, n):
+    out = [lsn]
+    for _ in range(n):
+        out.append(lsn_advance(out[-1], data))
+    return out
+
+
+def test_lsn_bounds_is_lsn_advance_repeated_from_every_offset():
+    """The batched LSN arithmetic of the user threads equals lsn_advance applied n times, from
+    every offset in a block (header, data area, trailer) and for sizes around a block's data."""
+    for off in range(OS_FILE_LOG_BLOCK_SIZE):
+        lsn = 40 * OS_FILE_LOG_BLOCK_SIZE + off
+        for data in (0, 1, 483, 484, 495, 496, 497, 992, 4000):
+            assert lsn_bounds(lsn, data, 3) == _lsn_advance_repeated(lsn, data, 3), (off, data)
+
+
+@given(lsn=st.integers(8192, 10**15), data=st.integers(0, 10**6), n=st.integers(0, 8))
+def test_lsn_bounds_is_lsn_advance_repeated(lsn, data, n):
+    assert lsn_bounds(lsn, data, n) == _lsn_advance_repeated(lsn, data, n)
 
 
 def test_stall_detection_and_cause():
