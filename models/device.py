@@ -382,14 +382,12 @@ class Device:
         self._read_ewma = ewma
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
-        inflight = self._inflight
-        while inflight and inflight[0] <= now:      # drop completed entries: bounded memory
-            heapq.heappop(inflight)
+        n_outstanding = self.outstanding(now) + 1   # also drops completed entries: bounded memory
         if curve:
             # The curve was measured on a single-operation stream; a mixed stream has its own
             # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
             purity = abs(2.0 * ewma - 1.0)
-            f = depth_factor(len(inflight) + 1, curve)
+            f = depth_factor(n_outstanding, curve)
             service /= 1.0 - (1.0 - f) * purity
         if noise is not None:
             service *= noise()
@@ -403,7 +401,7 @@ class Device:
         end = start + service
         units[u] = end
         done = end + pipeline
-        heapq.heappush(inflight, done)
+        heapq.heappush(self._inflight, done)
         if op == WRITE:
             if self._wc_bytes:
                 done = self._cache_ack(now, size, done)

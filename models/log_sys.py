@@ -32,29 +32,14 @@ LOG_BLOCK_DATA = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_HDR_SIZE - LOG_BLOCK_TRL_SIZ
 SRV_MASTER_CHECKPOINT_INTERVAL_S = 7
 
 
-def lsn_advance(lsn: int, data_bytes: int) -> int:
-    """The LSN after appending data_bytes of redo records at lsn (block headers and trailers
-    are part of the LSN space, as log_write_low lays them out)."""
-    off = lsn % OS_FILE_LOG_BLOCK_SIZE
-    if off < LOG_BLOCK_HDR_SIZE:
-        lsn += LOG_BLOCK_HDR_SIZE - off
-        off = LOG_BLOCK_HDR_SIZE
-    room = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_TRL_SIZE - off
-    if data_bytes < room:
-        return lsn + data_bytes
-    # A block that fills moves the LSN past its trailer and the next block's header (log_write_low).
-    data_bytes -= room
-    lsn += room + LOG_BLOCK_TRL_SIZE + LOG_BLOCK_HDR_SIZE
-    full, rest = divmod(data_bytes, LOG_BLOCK_DATA)
-    return lsn + full * OS_FILE_LOG_BLOCK_SIZE + rest
-
-
 def lsn_bounds(lsn: int, data_bytes: int, n: int) -> list[int]:
-    """[lsn, then the LSN after each of n appends of data_bytes]: `lsn_advance` applied n times.
+    """[lsn, then the LSN after each of n appends of data_bytes of redo records].
 
-    Written in the data-byte space (an LSN's block number times the bytes a block holds, plus its
-    offset past the header), where n appends are n additions; the result maps back to LSNs. Equal
-    to the repeated lsn_advance for every start offset, headers and trailers included (tested).
+    Block headers and trailers are part of the LSN space, as log_write_low lays them out: a block
+    that fills moves the LSN past its trailer and the next block's header. Computed in the
+    data-byte space (an LSN's block number times the bytes a block holds, plus its offset past the
+    header), where n appends are n additions, then mapped back to LSNs. tests/test_engine.py checks
+    it against a block-by-block walk from every start offset (header, data area, trailer).
     """
     block, off = divmod(lsn, OS_FILE_LOG_BLOCK_SIZE)
     d = block * LOG_BLOCK_DATA + (off - LOG_BLOCK_HDR_SIZE if off > LOG_BLOCK_HDR_SIZE else 0)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from models.log_sys import LOG_BLOCK_DATA, OS_FILE_LOG_BLOCK_SIZE, lsn_advance, lsn_bounds
+from models.log_sys import (LOG_BLOCK_DATA, LOG_BLOCK_HDR_SIZE, LOG_BLOCK_TRL_SIZE, OS_FILE_LOG_BLOCK_SIZE,
+                            lsn_bounds)
 from sim.cli import main
 from sim.config import scenario_from_dict
 from sim.engine import Server
@@ -111,25 +112,41 @@ def test_tiny_pool_runs_with_free_page_waits():
     assert summary(res)["commits"] > 0
 
 
+def _lsn_advance(lsn, data_bytes):
+    """One append walked block by block as log_write_low does: the reference for lsn_bounds."""
+    off = lsn % OS_FILE_LOG_BLOCK_SIZE
+    if off < LOG_BLOCK_HDR_SIZE:
+        lsn += LOG_BLOCK_HDR_SIZE - off
+        off = LOG_BLOCK_HDR_SIZE
+    room = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_TRL_SIZE - off
+    if data_bytes < room:
+        return lsn + data_bytes
+    data_bytes -= room
+    lsn += room + LOG_BLOCK_TRL_SIZE + LOG_BLOCK_HDR_SIZE
+    full, rest = divmod(data_bytes, LOG_BLOCK_DATA)
+    return lsn + full * OS_FILE_LOG_BLOCK_SIZE + rest
+
+
 def test_lsn_advance_counts_block_framing():
-    assert lsn_advance(8192 + 12, 100) == 8192 + 112
-    # Filling a block's data area exactly crosses into the next block's header.
-    start = 8192 + 12
-    end = lsn_advance(start, LOG_BLOCK_DATA)
-    assert end == 8192 + 512 + 12
-    # Long records: about 512/496 LSN per byte.
-    assert abs((lsn_advance(8192 + 12, 10**6) - (8192 + 12)) / 10**6 - 512 / 496) < 1e-3
+    for advance in (_lsn_advance, lambda lsn, d: lsn_bounds(lsn, d, 1)[1]):
+        assert advance(8192 + 12, 100) == 8192 + 112
+        # Filling a block's data area exactly crosses into the next block's header.
+        start = 8192 + 12
+        end = advance(start, LOG_BLOCK_DATA)
+        assert end == 8192 + 512 + 12
+        # Long records: about 512/496 LSN per byte.
+        assert abs((advance(8192 + 12, 10**6) - (8192 + 12)) / 10**6 - 512 / 496) < 1e-3
 
 
 def _lsn_advance_repeated(lsn, data, n):
     out = [lsn]
     for _ in range(n):
-        out.append(lsn_advance(out[-1], data))
+        out.append(_lsn_advance(out[-1], data))
     return out
 
 
 def test_lsn_bounds_is_lsn_advance_repeated_from_every_offset():
-    """The batched LSN arithmetic of the user threads equals lsn_advance applied n times, from
+    """The batched LSN arithmetic of the user threads equals the block walk applied n times, from
     every offset in a block (header, data area, trailer) and for sizes around a block's data."""
     for off in range(OS_FILE_LOG_BLOCK_SIZE):
         lsn = 40 * OS_FILE_LOG_BLOCK_SIZE + off
