@@ -39,6 +39,8 @@ def test_browser_runs_the_default_scenario_and_saves_a_screenshot():
         page.get_by_role("button", name="Run").click()
         page.get_by_text("Stalls at 1 s", exact=True).wait_for(timeout=120_000)
         page.locator("[data-testid='stImage'] img").nth(6).wait_for(timeout=60_000)
+        # Waited for like the images: once the seventh image was in the page before any metric.
+        page.locator("[data-testid='stMetric']").nth(5).wait_for(timeout=60_000)
         assert page.locator("[data-testid='stMetric']").count() == 6
         assert page.locator("[data-testid='stException']").count() == 0
         SHOT.parent.mkdir(exist_ok=True)
