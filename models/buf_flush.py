@@ -83,13 +83,17 @@ class Flusher:
         self.counters = counters
         self.s = settings
         self.log = log
+        self.checksum_s = settings.page_checksum_s
 
     def _write(self, i: int, t: int, page: int, kind: str):
-        """buf_flush_page + buf_flush_write_block_low: WAL first, then into the doublewrite batch."""
+        """buf_flush_page + buf_flush_write_block_low: WAL first, then the page checksum in the
+        flushing thread (buf_flush_init_for_writing, models.checksum), then into the doublewrite batch."""
         newest = int(self.pool.newest_lsn[page])
         if newest > self.log.flushed_lsn:
             yield self.log.writer.wait_flushed(newest)
         self.batches.n_flush[i][t] += 1
+        if self.checksum_s:
+            yield self.env.timeout(self.checksum_s)
         yield from self.dblwr.add(page, t, kind)
 
     def write_group(self, i: int, t: int, victims: list[int], kind: str, quota: int, lru: bool):

@@ -76,6 +76,7 @@ class ServerSettings:
     flush_sync: bool = True
     idle_flush_pct: int = 100
     doublewrite_pages: int = 4
+    page_checksum_s: float = 0.0        # per page written or read (models.checksum)
 
 
 @dataclass

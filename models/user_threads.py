@@ -16,6 +16,8 @@ Mirrors (MySQL 5.6): log_free_check (include/log0log.ic), buf_LRU_get_free_block
 (buf/buf0lru.cc: free list, LRU scan, from the third round a 100 ms sleep, then
 buf_flush_single_page_from_LRU; Innodb_buffer_pool_wait_free per round), log_write_up_to with
 group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_commit 0/1/2).
+Page checksums (models.checksum) delay the thread: each page it reads is verified when the read
+completes (buf_page_io_complete), each page it writes alone is checksummed first.
 Not modelled: waiting for a running LRU batch before the LRU scan (the thread scans at once).
 Versions (models/versions.py): 5.7 and 8.0 sleep 10 ms instead of 100 ms (buf/buf0lru.cc); in
 MariaDB 10.11 the user thread wakes the page cleaner and waits for a freed block, modelled here
@@ -291,6 +293,7 @@ class UserThreads:
             inst_of = pool.inst_of
             counters = pool.inst
             read_done = self.fil.read_done_s
+            verify_s = self.s.page_checksum_s
             add = pool.add_read_page
             free_wake = self.free_wake
             n_read = 0
@@ -309,7 +312,7 @@ class UserThreads:
                     if tf > tr:
                         self._acc_interval(FREE_WAIT, tr, tf)
                         waited[j] += tf - tr
-                tr = read_done(tf)
+                tr = read_done(tf) + verify_s                   # buf_page_is_corrupted in this thread
                 add(page, tr, False)
                 touched.add(i)
                 ready[j] = tr
@@ -421,6 +424,7 @@ class UserThreads:
                 if newest > self.log.flushed_lsn:
                     t = self.fil.log_flush_done_s(t, newest - self.log.flushed_lsn)
                     self.log.flushed_lsn = self.log.written_lsn = max(self.log.written_lsn, newest)
+                t += self.s.page_checksum_s                # buf_flush_init_for_writing in this thread
                 t = self.fil.sync_page_write_done_s(t, self.s.doublewrite)
                 pool.write_complete(page, self.log.lsn)
                 pool.evict_if_clean(page)

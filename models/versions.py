@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from models.checksum import MARIADB_ALGORITHMS, MYSQL_ALGORITHMS
+
 M = 1 << 20
 
 
@@ -47,6 +49,7 @@ class Version:
     absent: tuple = ()                  # unknown variables: the server refuses to start
     removed: tuple = ()                 # accepted and ignored, with the server's warning
     flush_order_lag_bytes: int = 0      # 8.0 innodb_log_recent_closed_size (relaxed flush-list order)
+    checksum_algorithms: tuple = MYSQL_ALGORITHMS   # innodb_checksum_algorithm values it accepts
 
     @property
     def margin_wait(self) -> str:
@@ -63,7 +66,9 @@ class Version:
 _ABSENT_56 = ("innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
               "innodb_doublewrite_pages")
 _ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages")
-_DEFAULTS_57 = {"innodb_log_buffer_size": 16 * M, "innodb_page_cleaners": 4, "innodb_flush_sync": True}
+# innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
+_DEFAULTS_57 = {"innodb_log_buffer_size": 16 * M, "innodb_page_cleaners": 4, "innodb_flush_sync": True,
+                "innodb_checksum_algorithm": "crc32"}
 _DEFAULTS_80 = dict(_DEFAULTS_57, innodb_max_dirty_pages_pct=90, innodb_max_dirty_pages_pct_lwm=10,
                     innodb_flush_neighbors=0, innodb_idle_flush_pct=100, innodb_doublewrite_pages=4)
 _DEFAULTS_8030 = dict(_DEFAULTS_80, innodb_redo_log_capacity=100 * M)
@@ -77,19 +82,23 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
     Version("mysql-5.7", "MySQL 5.7", "MySQL 5.7.44 source", "56", "57", "57", "master", "56", 0.01,
             defaults=_DEFAULTS_57, absent=_ABSENT_57),
     Version("mysql-8.0", "MySQL 8.0.20-8.0.29", "MySQL 8.0.27 source", "80", "80", "80", "checkpointer", "80",
-            0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity",),
+            0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity", "innodb_checksums"),
             flush_order_lag_bytes=RECENT_CLOSED_BYTES),
     Version("mysql-8.0.30", "MySQL 8.0.30+", "MySQL 8.0.3x source (log0files_capacity.cc, log0chkp.cc)", "8030",
-            "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030,
+            "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030, absent=("innodb_checksums",),
             flush_order_lag_bytes=RECENT_CLOSED_BYTES),
     Version("mysql-8.4", "MySQL 8.4 LTS", "MySQL 8.0.3x source with the 8.4 defaults", "8030", "80", "80",
-            "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+            "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, absent=("innodb_checksums",),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES),
     Version("mariadb-10.11", "MariaDB 10.11", "MariaDB 10.11/11.x source; defaults measured on 10.11.19",
             "mariadb", "mariadb", "mariadb", "cleaner", "mariadb", 0.0,
             defaults={"innodb_log_file_size": 96 * M, "innodb_log_buffer_size": 16 * M,
                       "innodb_flush_method": "O_DIRECT", "innodb_max_dirty_pages_pct": 90,
-                      "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True},
-            absent=("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages"),
+                      "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True,
+                      "innodb_checksum_algorithm": "full_crc32"},
+            absent=("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
+                    "innodb_checksums"),
+            checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",
                      "innodb_thread_concurrency")),
 )}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
 from models.errors import InputError
 from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
@@ -84,6 +85,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                         doc="8.0.20+: pages per doublewrite batch (8.0 default: "
                                             "innodb_write_io_threads = 4; 8.4: 128)"),
         "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
+        "innodb_checksum_algorithm": Key("innodb_checksum_algorithm", "choice", "innodb", choices=ALL_ALGORITHMS,
+                                         doc="page checksum written and verified (5.6: innodb; 5.7+: crc32; "
+                                             "MariaDB: full_crc32, crc32 and their strict_ forms only)"),
+        "innodb_checksums": Key("innodb_checksums", "bool", True,
+                                doc="5.6/5.7 only: false means innodb_checksum_algorithm = none"),
         "innodb_file_per_table": Key("innodb_file_per_table", "bool", True),
         "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
         "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 2),
@@ -238,6 +244,8 @@ class ServerConfig:
     innodb_idle_flush_pct: int
     innodb_doublewrite_pages: int
     innodb_doublewrite: bool
+    innodb_checksum_algorithm: str
+    innodb_checksums: bool
     innodb_file_per_table: bool
     innodb_log_buffer_size_bytes: int
     innodb_flush_log_at_trx_commit: int
@@ -396,6 +404,11 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         if key in v.removed:
             notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
                          "compatibility with old my.cnf files (the server's startup warning)")
+    algo = srv["innodb_checksum_algorithm"]
+    if "innodb_checksum_algorithm" in given and algo not in v.checksum_algorithms:
+        raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",
+                         f"{algo!r} is not a value {v.label} accepts (the server refuses to start InnoDB)",
+                         ", ".join(v.checksum_algorithms))
     for key, spec in SCHEMA["server"].items():
         if key not in given and key in v.defaults:
             srv[spec.attr] = v.defaults[key]

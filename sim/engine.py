@@ -16,6 +16,7 @@ import simpy
 
 from models.buf_flush import FlushBatches, Flusher
 from models.buffer_pool import BufferPool
+from models.checksum import page_checksum_s
 from models.device import Device, DeviceProfile, load_profile
 from models.doublewrite import Doublewrite56, Doublewrite80, DoublewriteMariaDB
 from models.fil import FilIO
@@ -109,6 +110,8 @@ def settings_from(scn) -> tuple[ServerSettings, list[str]]:
         flush_method=s.innodb_flush_method,
         old_blocks_pct=s.innodb_old_blocks_pct,
         old_blocks_time_s=s.innodb_old_blocks_time_ms / 1000.0,
+        page_checksum_s=page_checksum_s(s.innodb_checksum_algorithm, s.innodb_page_size_bytes,
+                                        s.innodb_checksums),
     ), warnings
 
 
