@@ -369,6 +369,23 @@ def test_learn_versions_walk_runs_each_version():
     assert any("innodb_buffer_pool_instances' was removed" in w.value for w in at.warning)
 
 
+def test_learn_checksum_walk_shows_the_foreground_cost():
+    at = AppTest.from_function(_learn, default_timeout=240).run()
+    at.selectbox(key="learn-walk").set_value("Checksums in the foreground").run()
+    assert not at.exception, at.exception
+    assert len(at.get("image")) == 2
+
+    def metrics():
+        return {m.label: float(m.value.split()[0].replace(",", "")) for m in at.metric}
+    inno = metrics()
+    assert inno["checksum time in user threads"] > 0.1          # ~7,500 pages/s x 31 us
+    at.radio[0].set_value(at.radio[0].options[1]).run()          # checksums off
+    assert not at.exception, at.exception
+    off = metrics()
+    assert off["checksum time in user threads"] == 0.0
+    assert off["commits/s (mean)"] > 1.1 * inno["commits/s (mean)"]
+
+
 def test_calibrate_page_fits_a_server_trace():
     from trace_synth import samples_csv
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
+from models.checksum import page_checksum_s
 from models.errors import InputError
 from sim.app.iobench_page import run_grid
 from sim.app.settings import apply, load_shipped
@@ -19,6 +20,7 @@ from sim.plots import checkpoint_figure, flushing_figure, plt, resolutions_figur
 SEED_IO = "seed 000, first post (IObench on a Fusion-io card, Oracle Linux 6.2, 2012)"
 SEED_BP = "seed 000, second post (DBT2, MySQL 5.6, 12 cores)"
 SEED_TPCC = "seed 001 (tpcc-mysql, MySQL 5.6.6, 2500 warehouses)"
+SEED_CK = "seed 002 (Domas Mituzas, \"Checksums again, some I/O too\", 2009)"
 
 
 @dataclass(frozen=True)
@@ -164,11 +166,26 @@ difference the cap makes over the same two minutes.""",
 )
 
 
-def _oltp_run(settings: dict, duration: str):
-    doc, scn = load_shipped("default")
-    overrides = [f"server.{k}={v}" for k, v in settings.items()] + [f"run.duration={duration}"]
-    run_scn = apply(doc, "scenarios/default.toml", "default", overrides)
-    return run_with_progress(run_scn)
+def _oltp_run(settings: dict, duration: str, name: str = "default", more: tuple = ()):
+    """A shipped scenario with [server] settings, a duration and further overrides, run with progress."""
+    doc, _ = load_shipped(name)
+    overrides = [f"server.{k}={v}" for k, v in settings.items()] + [f"run.duration={duration}", *more]
+    return run_with_progress(apply(doc, f"scenarios/{name}.toml", name, overrides))
+
+
+def _metric_row(items: list[tuple[str, str]]) -> None:
+    """One st.metric per (label, value), side by side."""
+    for col, (label, value) in zip(st.columns(len(items)), items):
+        col.metric(label, value)
+
+
+def _oltp_shown(settings: dict, duration: str, name: str = "default", more: tuple = ()):
+    """_oltp_run, or None with the server's refusal shown instead."""
+    try:
+        return _oltp_run(settings, duration, name, more)
+    except InputError as err:
+        st.error(str(err))
+        return None
 
 
 def _bp_walk(step: int, k: str) -> None:
@@ -183,17 +200,14 @@ def _bp_walk(step: int, k: str) -> None:
                                               p["innodb_io_capacity_max"], f"{k}-cap"),
     }
     duration = _preset_box(c4, "run.duration", ["60s", "120s"], p["duration"], f"{k}-dur")
-    try:
-        out = _oltp_run(settings, duration)
-    except InputError as err:
-        st.error(str(err))
+    out = _oltp_shown(settings, duration)
+    if out is None:
         return
     s, sec = out["summary"], out["frames"]["1s"]
-    c = st.columns(4)
-    c[0].metric("commits/s (mean)", f"{s['tps_mean']:,.0f}")
-    c[1].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
-    c[2].metric("buffer_flush_sync_waits", f"{s['buffer_flush_sync_waits']:,}")
-    c[3].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")
+    _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
+                 ("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)"),
+                 ("buffer_flush_sync_waits", f"{s['buffer_flush_sync_waits']:,}"),
+                 ("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")])
     st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
     figure_block("Commits per second (1 s), stalls shaded by cause", tps_figure(sec, "1 s", st_df),
                  sec[["time_s", "tps"]], f"learn-bp-{step}-tps")
@@ -313,10 +327,8 @@ def _version_walk(step: int, k: str) -> None:
     if version.startswith("mariadb"):
         settings["innodb_log_file_size"] = "512M"      # its one file holds what the two held
     duration = _preset_box(c3, "run.duration", ["60s", "120s"], "60s", f"{k}-dur")
-    try:
-        out = _oltp_run(settings, duration)
-    except InputError as err:
-        st.error(str(err))
+    out = _oltp_shown(settings, duration)
+    if out is None:
         return
     for w in out["warnings"]:
         st.warning(w)
@@ -339,11 +351,62 @@ def _version_walk(step: int, k: str) -> None:
                       "buffer_flush_sync_total_pages", "buffer_LRU_batch_total_pages"]], f"learn-ver-{step}-flush")
 
 
+# -- walk 5: page checksums in the foreground ----------------------------------------------------
+
+CK_STEPS = (
+    Step("User threads flush", f"""
+A data load on the seed's Fusion-io card with a small redo log (2 x 64M): checkpoint age stays at
+the sync point, so the loader threads flush pages themselves at log_free_check. Each page is
+checksummed first, in that thread (`buf_flush_init_for_writing`); 5.6's default algorithm,
+`innodb`, costs about 31 us per 16 KiB page (measured, `benchmarks/checksum_cost.py`). The seed:
+when a query forces a checkpoint, "it all happens in 'foreground' thread, checksum computation
+included" ({SEED_CK}).""", {"algorithm": "innodb", "device": "fusionio-2012"}),
+    Step("Checksums off", f"""
+The seed's author switched checksums off in the running server (`srv_use_checksums=0`, what
+`innodb_checksums = OFF` or `innodb_checksum_algorithm = none` set) and "everything becomes much
+faster" ({SEED_CK}). Compare the commits and the pages the user threads flush per second with the
+first step: the thread time the checksums took goes into flushing.""", {"algorithm": "none", "device": "fusionio-2012"}),
+    Step("CRC32", """
+MySQL 5.6.3 added `crc32` (CRC-32C in hardware, about 2 us a page here); it became the default in
+5.7, and MariaDB 10.5+ writes `full_crc32`. Most of the gain of switching checksums off comes
+back without giving up corruption checks.""", {"algorithm": "crc32", "device": "fusionio-2012"}),
+    Step("Slow disks", f"""
+The same load on the assumed 2012 disks of the seed's 12-core box: each page write now takes far
+longer than its checksum, so the algorithm matters little. Switch between `innodb` and `none` here
+and on the Fusion-io card: the seed's "people keep accessing SSDs, and then relative cost of
+checksum is insane" ({SEED_CK}).""", {"algorithm": "innodb", "device": "seed-12core-disks-2012"}),
+)
+
+
+def _ck_walk(step: int, k: str) -> None:
+    p = CK_STEPS[step].preset
+    c1, c2 = st.columns(2)
+    algorithm = _preset_box(c1, "innodb_checksum_algorithm", ["innodb", "crc32", "none"], p["algorithm"], f"{k}-alg")
+    device = _preset_box(c2, "hardware.device", ["fusionio-2012", "seed-12core-disks-2012"], p["device"], f"{k}-dev")
+    out = _oltp_shown({"innodb_checksum_algorithm": algorithm}, "20s", "seed-checksums-load-innodb",
+                      (f"hardware.device={device}",))
+    if out is None:
+        return
+    s, sec = out["summary"], out["frames"]["1s"]
+    sync_pages = s["pages_flushed_per_s"]["sync"]
+    _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
+                 ("pages sync-flushed by users /s", f"{sync_pages:,.0f}"),
+                 ("checksum time in user threads", f"{sync_pages * page_checksum_s(algorithm, 16384):.2f} s/s"),
+                 ("time in sync flush (thread-s)", f"{s['sync_flush_thread_s']:,.0f}")])
+    st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
+    figure_block("Commits per second (1 s)", tps_figure(sec, "1 s", st_df), sec[["time_s", "tps"]],
+                 f"learn-ck-{step}-tps")
+    figure_block("Pages flushed per second by kind", flushing_figure(sec),
+                 sec[["time_s", "buffer_flush_adaptive_total_pages", "buffer_flush_sync_total_pages",
+                      "buffer_LRU_batch_total_pages"]], f"learn-ck-{step}-flush")
+
+
 WALKS = {
     "Per-inode write locks (IObench)": (IO_STEPS, _io_walk),
     "Buffer pool instances and sync flushing": (BP_STEPS, _bp_walk),
     "Micro-stalls hidden by averaging": (AVG_STEPS, _avg_walk),
     "One load on each server version": (VERSION_STEPS, _version_walk),
+    "Checksums in the foreground": (CK_STEPS, _ck_walk),
 }
 
 
