@@ -38,6 +38,8 @@ def instance_of(space_id: np.ndarray | int, page_no: np.ndarray | int, n_instanc
     return fold % n_instances
 
 
+_SCALAR_ENTRIES = 8          # lru_tail_scan: entries walked one by one before the vectorised chunks
+
 class Ring:
     """A growable double-ended ring of (page, stamp) int64 pairs; dead entries are skipped lazily."""
 
@@ -425,8 +427,36 @@ class BufferPool:
                 ring_scanned = ring.skip_live
                 scanned += ring.skip_live
             finished = False
+            # The first entries one by one: a user thread's scan usually ends at the tail entry,
+            # and a vectorised chunk costs more than a few scalar steps.
+            k_scalar = min(ring.hi, k + _SCALAR_ENTRIES)
+            while k < k_scalar and scanned < max_scan:
+                if done():
+                    finished = True
+                    break
+                e = k & ring.mask
+                page = int(ring.page[e])
+                gone = True
+                if where[page] == kind and stamp[page] == ring.stamp[e]:
+                    scanned += 1
+                    ring_scanned += 1
+                    gone = False
+                    if not fix[page]:
+                        if oldest[page] == 0:
+                            if evict_clean:
+                                self._evict(page)
+                                evicted += 1
+                                ring_evicted += 1
+                                gone = True
+                        elif want_dirty > 0:
+                            dirty.append(page)
+                            fix[page] = 1
+                            self.fix_newest[page] = self.newest_lsn[page]
+                if ring.lo == k and gone:
+                    ring.lo = k + 1
+                k += 1
             chunk = 64
-            while k < ring.hi and scanned < max_scan:
+            while not finished and k < ring.hi and scanned < max_scan:
                 if done():
                     finished = True
                     break
