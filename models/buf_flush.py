@@ -84,6 +84,7 @@ class Flusher:
         self.s = settings
         self.log = log
         self.checksum_s = settings.page_checksum_s
+        self.os_cache = None                       # models.os_page_cache, for buffered data files
 
     def _write(self, i: int, t: int, page: int, kind: str):
         """buf_flush_page + buf_flush_write_block_low: WAL first, then the page checksum in the
@@ -94,6 +95,8 @@ class Flusher:
         self.batches.n_flush[i][t] += 1
         if self.checksum_s:
             yield self.env.timeout(self.checksum_s)
+        if self.os_cache is not None:
+            self.os_cache.write(page)               # a buffered pwrite leaves the page cached
         yield from self.dblwr.add(page, t, kind)
 
     def write_group(self, i: int, t: int, victims: list[int], kind: str, quota: int, lru: bool):

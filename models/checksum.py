@@ -26,9 +26,11 @@ AMD EPYC, gcc -O2 and -O3 alike; 2026-11-24):
   carry-less-multiply CRC can be faster; not modelled).
 * none: a constant is written and nothing is verified.
 
-Cost scales with the page size. Not modelled: the CPU core the checksum occupies (it delays the
-thread that computes it, and is not taken from `cpu_cores`), and 5.7+'s extra CRC-32 attempt when
-verifying a page of the `innodb` algorithm (under 7% more on reads).
+Cost scales with the page size. A user thread's verification of the pages it read runs on one of
+`cpu_cores` with the transaction's CPU phase (models.user_threads). Not modelled: the core taken by
+a checksum computed for a write (it delays the flushing thread, and is not taken from
+`cpu_cores`), and 5.7+'s extra CRC-32 attempt when verifying a page of the `innodb` algorithm
+(under 7% more on reads).
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@
   through the page cache and fsyncs; `O_DIRECT` opens data files with O_DIRECT and still fsyncs;
   `O_DIRECT_NO_FSYNC` skips those fsyncs; `O_DSYNC` opens the log with O_SYNC (no log fsync);
   `nosync`/`littlesync` skip data fsyncs. The log is always written through the page cache.
+* Buffered data files (every method but O_DIRECT*) pass through the OS page cache
+  (models.os_page_cache) when `hardware.page_cache` gives it room: `os_cache` is then the cache
+  and `copy_s` the CPU time of one page's copy to or from it; otherwise `os_cache` is None and
+  every read goes to the device, as before the cache was modelled.
 * Page writes, the doublewrite blocks and data-file fsyncs are SimPy paths through the filesystem
   (inode locks, journal). User-thread reads, log flushes and single-page flushes are computed
   without SimPy from the device queue (`*_done_s`): they run inside the user-thread model, which
@@ -15,7 +19,8 @@
 from __future__ import annotations
 
 from models.device import READ, WRITE, Device
-from models.filesystem import Filesystem, Tally
+from models.filesystem import PAGE_4K, Filesystem, Tally
+from models.os_page_cache import OsPageCache
 
 DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
 NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
@@ -25,7 +30,7 @@ class FilIO:
     """Page-granular I/O of the InnoDB files."""
 
     def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
-                 counters) -> None:
+                 counters, page_cache_bytes: int = 0, n_pages: int = 0) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -42,6 +47,11 @@ class FilIO:
         self.host_s = self.dev.profile.host_overhead_s
         self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s
         self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
+        cache_pages = page_cache_bytes // page_size_bytes
+        self.os_cache = (OsPageCache(cache_pages, n_pages)
+                         if not self.direct and cache_pages >= 1 and n_pages >= 1 else None)
+        costs = fs.spec.costs
+        self.copy_s = costs.copy_base_s + costs.copy_per_page_s * max(1, page_size_bytes // PAGE_4K)
 
     def file_of_space(self, space_id: int):
         return self.fs.files[(space_id - 1) % self.n_data_files]

@@ -33,6 +33,7 @@ COUNTERS = (
     "log_checkpoints",
     "Innodb_pages_written",
     "commits",
+    "os_page_cache_read_hits",               # not a server counter: page reads the OS cache served
 )
 
 FLUSH_KIND_COUNTER = {

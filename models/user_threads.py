@@ -16,8 +16,12 @@ Mirrors (MySQL 5.6): log_free_check (include/log0log.ic), buf_LRU_get_free_block
 (buf/buf0lru.cc: free list, LRU scan, from the third round a 100 ms sleep, then
 buf_flush_single_page_from_LRU; Innodb_buffer_pool_wait_free per round), log_write_up_to with
 group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_commit 0/1/2).
-Page checksums (models.checksum) delay the thread: each page it reads is verified when the read
-completes (buf_page_io_complete), each page it writes alone is checksummed first.
+Page checksums (models.checksum): each page a thread reads is verified when the read completes
+(buf_page_io_complete -> buf_page_is_corrupted), each page it writes alone is checksummed first.
+The CPU work of a transaction's reads (the verification, and with buffered data files the copy out
+of the OS page cache, models.os_page_cache) runs on one of `cores` with the transaction's CPU
+phase, so it competes with the other threads' CPU; a read the page cache serves takes no device
+time.
 Not modelled: waiting for a running LRU batch before the LRU scan (the thread scans at once).
 Versions (models/versions.py): 5.7 and 8.0 sleep 10 ms instead of 100 ms (buf/buf0lru.cc); in
 MariaDB 10.11 the user thread wakes the page cleaner and waits for a freed block, modelled here
@@ -146,6 +150,7 @@ class UserThreads:
         # page cleaner decides whether free blocks run short); None: never.
         self.free_wake = None
         self.cores = [0.0] * max(1, cores)
+        self.read_cpu_s = [0.0] * n_users      # CPU of the transaction's reads, spent in its CPU phase
         self.latch_free_s = 0.0
         self.writer = LogWriter(self)
         log.writer = self.writer
@@ -277,11 +282,19 @@ class UserThreads:
         t_last = pend[-1][0]
         ready = [t for t, _ in pend]
         waited = [0.0] * n
+        cpu_extra = [0.0] * n
         starts = None
-        for _attempt in range(8):
-            # Pages missing now; a read for one transaction may evict a page another transaction of
-            # the batch touched, so repeat until every page of the batch is resident.
-            miss_pos = np.flatnonzero(pool.where[pages] == 0)
+        mod_pos = None
+        for attempt in range(8):
+            # First every page missing; then, as a read for one transaction may evict a page another
+            # transaction of the batch touched, the pages to be modified that went missing again (a
+            # page is dirtied in the pool; a page only read was used when it was read).
+            if attempt == 0:
+                miss_pos = np.flatnonzero(pool.where[pages] == 0)
+            else:
+                if mod_pos is None:
+                    mod_pos = modified_positions(nr_a, nm_a)
+                miss_pos = mod_pos[pool.where[pages[mod_pos]] == 0]
             if not len(miss_pos):
                 break
             if starts is None:
@@ -293,7 +306,10 @@ class UserThreads:
             inst_of = pool.inst_of
             counters = pool.inst
             read_done = self.fil.read_done_s
-            verify_s = self.s.page_checksum_s
+            os_cache = self.fil.os_cache
+            # buf_page_is_corrupted, plus the copy out of the page cache for buffered data files.
+            read_cpu_s = self.s.page_checksum_s + (self.fil.copy_s if os_cache is not None else 0.0)
+            hits = 0
             add = pool.add_read_page
             free_wake = self.free_wake
             n_read = 0
@@ -312,7 +328,12 @@ class UserThreads:
                     if tf > tr:
                         self._acc_interval(FREE_WAIT, tr, tf)
                         waited[j] += tf - tr
-                tr = read_done(tf) + verify_s                   # buf_page_is_corrupted in this thread
+                if os_cache is not None and os_cache.read(page):
+                    tr = tf                                     # served by the OS page cache
+                    hits += 1
+                else:
+                    tr = read_done(tf)
+                cpu_extra[j] += read_cpu_s
                 add(page, tr, False)
                 touched.add(i)
                 ready[j] = tr
@@ -320,6 +341,8 @@ class UserThreads:
             pool.adjust_old(touched)
             c.add("Innodb_buffer_pool_reads", n_read)
             c.add("Innodb_data_reads", n_read)
+            if hits:
+                c.add("os_page_cache_read_hits", hits)
         else:
             if n > 1:
                 # The pool cannot hold every page of the batch at once (a tiny pool): halves.
@@ -339,10 +362,9 @@ class UserThreads:
         if total_m:
             # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.
             b = np.asarray(bounds, dtype=np.int64)
-            starts_a = np.cumsum(sizes_a) - sizes_a
             first_mod = np.cumsum(nm_a) - nm_a
             k = np.arange(total_m, dtype=np.int64) - np.repeat(first_mod, nm_a)
-            pos = np.repeat(starts_a + nr_a, nm_a) + k
+            pos = modified_positions(nr_a, nm_a) if mod_pos is None else mod_pos
             m_rep = np.repeat(nm_a, nm_a)
             span = np.repeat(b[1:] - b[:-1], nm_a)
             mod_lsn = np.repeat(b[:-1], nm_a) + (k * span) // m_rep
@@ -356,6 +378,7 @@ class UserThreads:
             if not self.resumed[th]:
                 self.txn_start[th] = t             # a resumed thread keeps its start (latency includes the wait)
             self.resumed[th] = False
+            self.read_cpu_s[th] = cpu_extra[j]
             if ready[j] > t:
                 self.push(ready[j], _CPU, th)
             else:
@@ -365,7 +388,7 @@ class UserThreads:
         cores = self.cores
         free = heapq.heappop(cores)
         begin = t if free < t else free
-        end = begin + self.prof.cpu_s_per_txn * self._cpu.next()
+        end = begin + self.prof.cpu_s_per_txn * self._cpu.next() + self.read_cpu_s[th]
         heapq.heappush(cores, end)
         if self.prof.serial_s_per_txn > 0.0:
             self.push(end, _LATCH, th)
@@ -426,6 +449,8 @@ class UserThreads:
                     self.log.flushed_lsn = self.log.written_lsn = max(self.log.written_lsn, newest)
                 t += self.s.page_checksum_s                # buf_flush_init_for_writing in this thread
                 t = self.fil.sync_page_write_done_s(t, self.s.doublewrite)
+                if self.fil.os_cache is not None:
+                    self.fil.os_cache.write(page)
                 pool.write_complete(page, self.log.lsn)
                 pool.evict_if_clean(page)
                 c.add("buffer_LRU_single_flush_pages")
@@ -445,6 +470,16 @@ class UserThreads:
         for th in range(self.n):
             self._account(th, t, self.state[th])
         self._bin_intervals()
+
+
+def modified_positions(n_read: np.ndarray, n_modified: np.ndarray) -> np.ndarray:
+    """Where the modified pages sit in a batch's page array: transaction j's pages are its
+    n_read[j] read-only pages, then its n_modified[j] modified ones (ascending positions)."""
+    sizes = n_read + n_modified
+    starts = np.cumsum(sizes) - sizes
+    first_mod = np.cumsum(n_modified) - n_modified
+    k = np.arange(int(n_modified.sum()), dtype=np.int64) - np.repeat(first_mod, n_modified)
+    return np.repeat(starts + n_read, n_modified) + k
 
 
 def thread_seconds_per_tick(t0: np.ndarray, t1: np.ndarray, tick_s: float, n_ticks: int) -> np.ndarray:

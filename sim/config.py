@@ -115,7 +115,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "data_files": Key("data_files", "int", 1, 1, 1024, listable=True,
                           doc="files the data set is spread over"),
         "page_cache": Key("page_cache_bytes", "size", 0, 0, 1 << 44,
-                          doc="page cache available to buffered reads (0: every read misses)"),
+                          doc="OS page cache for buffered files: iobench's fsync mode, and oltp data files unless "
+                              "innodb_flush_method is O_DIRECT or O_DIRECT_NO_FSYNC (0: every read misses)"),
         "cpu_cores": Key("cpu_cores", "int", 8, 1, 4096, doc="cores the user threads run on (oltp)"),
     },
     "workload": {

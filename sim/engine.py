@@ -168,9 +168,10 @@ class Server:
         n_files = hw.data_files[0]
         self.fs = Filesystem(env, self.device, checked.fs_spec, n_files + 2)
         self.counters = Counters()
-        self.fil = FilIO(env, self.fs, n_files, st.page_size_bytes, st.flush_method, self.counters)
         ps = st.page_size_bytes
         self.n_pages = max(1, wl.data_bytes // ps)
+        self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters,
+                         page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages)
         pages_per_space = -(-self.n_pages // n_files)
         n_inst = st.buffer_pool_instances
         frames = max(1, st.buffer_pool_size_bytes // ps // n_inst)
@@ -180,12 +181,15 @@ class Server:
         self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct, rng_pages)
         if wl.warm_start:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
+            if self.fil.os_cache is not None:
+                self.fil.os_cache.preload(self.sampler.most_popular(self.fil.os_cache.capacity_pages).tolist())
         self.version = v = version_of(st.version)
         self.log = LogState()
         self.batches = FlushBatches(env, n_inst, writes_hold_batch=not v.is_mariadb)
         self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
         self.dblwr = self._doublewrite(v)
         self.flusher.dblwr = self.dblwr
+        self.flusher.os_cache = self.fil.os_cache
         logsys_cls = {"56": LogSys56, "57": LogSys57, "80": LogSys80, "mariadb": LogSysMariaDB}[v.foreground]
         extra = {"flush_order_lag": v.flush_order_lag_bytes} if v.foreground == "80" else {}
         self.logsys = logsys_cls(env, self.log, self.pool, self.flusher, self.fil, self.counters, self.limits, st,

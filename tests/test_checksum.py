@@ -68,15 +68,15 @@ def _run(algorithm, **over):
     return summary(res)
 
 
-def test_reads_pay_the_verification_in_the_reading_thread():
+def test_device_reads_pay_the_verification():
     """A read-only load with a pool smaller than the data: no page is ever written, so only
-    buf_page_is_corrupted on each read separates the algorithms."""
+    buf_page_is_corrupted on each read separates the algorithms. Its CPU goes with the
+    transaction's CPU phase (tests/test_os_page_cache.py checks the amount where cores bind)."""
     over = dict(server__innodb_buffer_pool_size="8M", workload__data_size="256M", hardware__device="fusionio-2012",
                 workload__pages_modified_per_txn=0.0, workload__redo_bytes_per_txn=0, run__duration="2s")
     none, inno = _run("none", **over), _run("innodb", **over)
     assert none["pages_flushed_per_s_total"] == inno["pages_flushed_per_s_total"] == 0
-    assert inno["commits"] < 0.95 * none["commits"]
-    assert inno["latency_ms"]["p50"] > none["latency_ms"]["p50"]
+    assert inno["commits"] < none["commits"]
 
 
 def test_user_threads_pay_it_for_the_pages_they_sync_flush():

@@ -258,6 +258,7 @@ def test_critical_section_is_entered_in_arrival_order():
     u = UserThreads.__new__(UserThreads)
     u.cores = [0.0, 0.0]
     u.latch_free_s = 0.0
+    u.read_cpu_s = [0.0, 0.0]
     u.prof = SimpleNamespace(cpu_s_per_txn=1e-3, serial_s_per_txn=1e-4)
     u.heap, u._seq = [], 0
     cpu = iter([5.0, 1.0])                          # thread 0: 5 ms of CPU, thread 1: 1 ms
