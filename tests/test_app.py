@@ -376,7 +376,7 @@ def test_learn_checksum_walk_shows_the_foreground_cost():
     assert len(at.get("image")) == 2
 
     def metrics():
-        return {m.label: float(m.value.split()[0].replace(",", "")) for m in at.metric}
+        return {m.label: float(m.value.split()[0].replace(",", "").rstrip("%")) for m in at.metric}
     inno = metrics()
     assert inno["checksum time in user threads"] > 0.1          # ~7,500 pages/s x 31 us
     at.radio[0].set_value(at.radio[0].options[1]).run()          # checksums off
@@ -384,6 +384,14 @@ def test_learn_checksum_walk_shows_the_foreground_cost():
     off = metrics()
     assert off["checksum time in user threads"] == 0.0
     assert off["commits/s (mean)"] > 1.1 * inno["commits/s (mean)"]
+    at.radio[0].set_value(at.radio[0].options[4]).run()          # tiny pool over the OS page cache
+    assert not at.exception, at.exception
+    cached = metrics()
+    assert cached["served by the page cache"] == 100.0 and cached["checksum time in user threads"] > 1.0
+    at.selectbox(key="learn-4-4-fm").set_value("O_DIRECT").run()
+    assert not at.exception, at.exception
+    direct = metrics()
+    assert direct["served by the page cache"] == 0.0 and direct["commits/s (mean)"] < 0.5 * cached["commits/s (mean)"]
 
 
 def test_calibrate_page_fits_a_server_trace():
