@@ -401,16 +401,22 @@ def _ck_walk(step: int, k: str) -> None:
         return
     s, sec = out["summary"], out["frames"]["1s"]
     sync_pages = s["pages_flushed_per_s"]["sync"]
-    _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
-                 ("pages sync-flushed by users /s", f"{sync_pages:,.0f}"),
-                 ("checksum time in user threads", f"{sync_pages * page_checksum_s(algorithm, 16384):.2f} s/s"),
-                 ("time in sync flush (thread-s)", f"{s['sync_flush_thread_s']:,.0f}")])
-    st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
-    figure_block("Commits per second (1 s)", tps_figure(sec, "1 s", st_df), sec[["time_s", "tps"]],
-                 f"learn-ck-{step}-tps")
+    _ck_commits(out, step, [("pages sync-flushed by users /s", f"{sync_pages:,.0f}"),
+                            ("checksum time in user threads",
+                             f"{sync_pages * page_checksum_s(algorithm, 16384):.2f} s/s"),
+                            ("time in sync flush (thread-s)", f"{s['sync_flush_thread_s']:,.0f}")])
     figure_block("Pages flushed per second by kind", flushing_figure(sec),
                  sec[["time_s", "buffer_flush_adaptive_total_pages", "buffer_flush_sync_total_pages",
                       "buffer_LRU_batch_total_pages"]], f"learn-ck-{step}-flush")
+
+
+def _ck_commits(out: dict, step: int, metrics: list[tuple[str, str]]) -> None:
+    """Mean commits/s beside the step's own metrics, then commits per second with stalls shaded."""
+    s, sec = out["summary"], out["frames"]["1s"]
+    _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}")] + metrics)
+    st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
+    figure_block("Commits per second (1 s)", tps_figure(sec, "1 s", st_df), sec[["time_s", "tps"]],
+                 f"learn-ck-{step}-tps")
 
 
 def _ck_os_cache(p: dict, step: int, k: str) -> None:
@@ -421,16 +427,13 @@ def _ck_os_cache(p: dict, step: int, k: str) -> None:
     out = _oltp_shown({"innodb_checksum_algorithm": algorithm, "innodb_flush_method": method}, "10s", p["scenario"])
     if out is None:
         return
-    s, sec = out["summary"], out["frames"]["1s"]
+    sec = out["frames"]["1s"]
     reads = float(sec["Innodb_buffer_pool_reads"].mean())
     hits = float(sec["os_page_cache_read_hits"].mean())
-    _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
-                 ("pages read /s", f"{reads:,.0f}"),
-                 ("served by the page cache", f"{100 * hits / reads if reads else 0:.0f}%"),
-                 ("checksum time in user threads", f"{reads * page_checksum_s(algorithm, 16384):.2f} s/s")])
-    st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
-    figure_block("Commits per second (1 s)", tps_figure(sec, "1 s", st_df), sec[["time_s", "tps"]],
-                 f"learn-ck-{step}-tps")
+    _ck_commits(out, step, [("pages read /s", f"{reads:,.0f}"),
+                            ("served by the page cache", f"{100 * hits / reads if reads else 0:.0f}%"),
+                            ("checksum time in user threads",
+                             f"{reads * page_checksum_s(algorithm, 16384):.2f} s/s")])
     figure_block("Latency percentiles (1 s)", latency_figure(sec),
                  sec[["time_s", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms"]],
                  f"learn-ck-{step}-latency")
