@@ -89,12 +89,20 @@ class Ring:
         self.stamp[i] = stamp
 
     def extend_head(self, pages: np.ndarray, stamps: np.ndarray) -> None:
-        while self.hi - self.lo + len(pages) > self.mask + 1:
+        n = len(pages)
+        while self.hi - self.lo + n > self.mask + 1:
             self._grow()
-        idx = np.arange(self.hi, self.hi + len(pages)) & self.mask
-        self.page[idx] = pages
-        self.stamp[idx] = stamps
-        self.hi += len(pages)
+        start = self.hi & self.mask
+        room = self.mask + 1 - start                  # slots before the ring wraps
+        if n <= room:
+            self.page[start:start + n] = pages
+            self.stamp[start:start + n] = stamps
+        else:
+            self.page[start:] = pages[:room]
+            self.stamp[start:] = stamps[:room]
+            self.page[:n - room] = pages[room:]
+            self.stamp[:n - room] = stamps[room:]
+        self.hi += n
 
     def at(self, k: int) -> tuple[int, int]:
         i = k & self.mask
@@ -110,6 +118,10 @@ class InstanceCounters:
     old_len: int = 0
     flush_list_len: int = 0
     freed_page_clock: int = 0
+
+
+def _lsn_then_page(item: tuple[int, int]) -> tuple[int, int]:
+    return item[1], item[0]
 
 
 class BufferPool:
@@ -564,6 +576,20 @@ class BufferPool:
             return 0
         first = pages[clean]
         first_lsn = lsns[clean]
+        if self.n_instances > 1 and len(first) < 32:
+            # Few pages: the same dedup and (LSN, page) order in Python, one push each.
+            oldest_at = {}
+            for page, lsn in zip(first.tolist(), first_lsn.tolist()):
+                if page not in oldest_at:
+                    oldest_at[page] = lsn          # first occurrence: the smallest LSN
+            order = sorted(oldest_at.items(), key=_lsn_then_page)
+            flush, counters, oldest, inst_of = self.flush, self.inst, self.oldest_lsn, self.inst_of
+            for page, lsn in order:
+                oldest[page] = lsn
+                i = inst_of.item(page)
+                flush[i].push_head(page, lsn)
+                counters[i].flush_list_len += 1
+            return len(order)
         if len(first) > 1:
             first, idx = np.unique(first, return_index=True)
             first_lsn = first_lsn[idx]             # first occurrence: the smallest LSN
@@ -575,16 +601,14 @@ class BufferPool:
             self.flush[0].extend_head(first, first_lsn)
             self.inst[0].flush_list_len += len(first)
             return len(first)
-        if len(first) < 32:                         # few pages: one push each is cheaper
-            flush, counters = self.flush, self.inst
-            for page, lsn, i in zip(first.tolist(), first_lsn.tolist(), inst.tolist()):
-                flush[i].push_head(page, lsn)
-                counters[i].flush_list_len += 1
-            return len(first)
-        for i in np.unique(inst).tolist():
-            sel = inst == i
-            self.flush[i].extend_head(first[sel], first_lsn[sel])
-            self.inst[i].flush_list_len += int(sel.sum())
+        by_inst = np.argsort(inst, kind="stable")     # per instance, still in LSN order
+        first, first_lsn = first[by_inst], first_lsn[by_inst]
+        end = 0
+        for i, count in enumerate(np.bincount(inst, minlength=self.n_instances).tolist()):
+            if count:
+                start, end = end, end + count
+                self.flush[i].extend_head(first[start:end], first_lsn[start:end])
+                self.inst[i].flush_list_len += count
         return len(first)
 
     def _flush_tail(self, i: int) -> int:

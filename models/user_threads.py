@@ -276,7 +276,7 @@ class UserThreads:
         nm_a = pages_per_txn_array(prof.pages_modified_per_txn, u[n:])
         sizes_a = nr_a + nm_a
         sizes = sizes_a.tolist()
-        total = int(sizes_a.sum())
+        total = sum(sizes)
         pages = self.sampler.draw(total)
         c.add("Innodb_buffer_pool_read_requests", total)
         t_last = pend[-1][0]
@@ -358,7 +358,7 @@ class UserThreads:
         for j in range(n):
             commit_lsn[pend[j][1]] = bounds[j + 1]
         log.lsn = bounds[n]
-        total_m = int(nm_a.sum())
+        total_m = total - int(nr_a.sum()) if total else 0
         if total_m:
             # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.
             b = np.asarray(bounds, dtype=np.int64)

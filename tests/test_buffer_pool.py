@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from models.buffer_pool import ABSENT, BufferPool, instance_of
+from models.buffer_pool import ABSENT, BufferPool, Ring, instance_of
 
 
 def test_instance_of_mirrors_buf_pool_get():
@@ -223,3 +223,70 @@ def test_tail_scan_memo_gives_the_walks_results_through_any_sequence(seed, ops, 
             lsn += 10
         assert _state(fast)[:3] == _state(ref)[:3] and _state(fast)[4] == _state(ref)[4]
         fast.check_invariants()
+
+
+def _modify_lsns_reference(pool, pages, lsns, end_lsns):
+    """modify_lsns as np.unique + stable argsort, one push per page (the order the fast paths keep)."""
+    clean = pool.oldest_lsn[pages] == 0
+    pool.newest_lsn[pages] = end_lsns
+    first, first_lsn = pages[clean], lsns[clean]
+    if len(first) == 0:
+        return 0
+    first, idx = np.unique(first, return_index=True)
+    first_lsn = first_lsn[idx]
+    order = np.argsort(first_lsn, kind="stable")
+    for page, lsn in zip(first[order].tolist(), first_lsn[order].tolist()):
+        pool.oldest_lsn[page] = lsn
+        i = int(pool.inst_of[page])
+        pool.flush[i].push_head(page, lsn)
+        pool.inst[i].flush_list_len += 1
+    return len(first)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8), st.lists(st.tuples(st.lists(st.integers(0, 300), min_size=0, max_size=70),
+                                             st.integers(0, 3)), min_size=1, max_size=6))
+def test_modify_lsns_dedups_and_orders_like_unique_then_stable_argsort(n_inst, calls):
+    """Repeated pages keep their first (smallest) LSN; equal LSNs go to the flush list by page id;
+    small batches (the per-page path) and large ones (the vectorised path) alike."""
+    fast, ref = (BufferPool(512, n_inst, 400, 64, lru_scan_depth=64) for _ in range(2))
+    for pool in (fast, ref):
+        pool.preload(np.arange(400))
+    lsn = 1000
+    for pages, step in calls:
+        resident = np.array([p for p in pages if fast.where[p] != ABSENT], dtype=np.int64)
+        # Non-decreasing LSNs with ties (step 0 gives every page the same LSN).
+        lsns = lsn + step * np.arange(len(resident), dtype=np.int64) // 2
+        ends = lsns + 7
+        assert fast.modify_lsns(resident, lsns, ends) == _modify_lsns_reference(ref, resident, lsns, ends)
+        lsn += 1000
+        assert np.array_equal(fast.oldest_lsn, ref.oldest_lsn)
+        assert np.array_equal(fast.newest_lsn, ref.newest_lsn)
+        for i in range(n_inst):
+            a, b = fast.flush[i], ref.flush[i]
+            assert [a.at(k) for k in range(a.lo, a.hi)] == [b.at(k) for k in range(b.lo, b.hi)]
+            assert fast.inst[i].flush_list_len == ref.inst[i].flush_list_len
+        fast.check_invariants()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["extend", "tail", "drop"]), st.integers(0, 40)), max_size=40))
+def test_ring_extend_head_equals_pushes_across_the_wrap(ops):
+    """extend_head (slice writes, split where the ring wraps) holds what push_head one by one holds."""
+    fast, ref = Ring(16), Ring(16)
+    stamp = 0
+    for op, n in ops:
+        if op == "extend":
+            pages = np.arange(stamp, stamp + n, dtype=np.int64)
+            fast.extend_head(pages, pages * 10)
+            for p in pages.tolist():
+                ref.push_head(p, p * 10)
+            stamp += n
+        elif op == "tail":                      # push_tail moves lo below 0 and the ring's start around
+            for ring in (fast, ref):
+                ring.push_tail(-1 - n, n)
+        else:
+            for ring in (fast, ref):
+                ring.lo = min(ring.hi, ring.lo + n)
+        assert (fast.lo, fast.hi) == (ref.lo, ref.hi)
+        assert [fast.at(k) for k in range(fast.lo, fast.hi)] == [ref.at(k) for k in range(ref.lo, ref.hi)]
