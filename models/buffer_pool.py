@@ -120,10 +120,6 @@ class InstanceCounters:
     freed_page_clock: int = 0
 
 
-def _lsn_then_page(item: tuple[int, int]) -> tuple[int, int]:
-    return item[1], item[0]
-
-
 class BufferPool:
     """All instances over one page-indexed state. Pages are global ids 0..n_pages-1.
 
@@ -582,9 +578,9 @@ class BufferPool:
             for page, lsn in zip(first.tolist(), first_lsn.tolist()):
                 if page not in oldest_at:
                     oldest_at[page] = lsn          # first occurrence: the smallest LSN
-            order = sorted(oldest_at.items(), key=_lsn_then_page)
+            order = sorted((lsn, page) for page, lsn in oldest_at.items())
             flush, counters, oldest, inst_of = self.flush, self.inst, self.oldest_lsn, self.inst_of
-            for page, lsn in order:
+            for lsn, page in order:
                 oldest[page] = lsn
                 i = inst_of.item(page)
                 flush[i].push_head(page, lsn)

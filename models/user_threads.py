@@ -284,7 +284,7 @@ class UserThreads:
         waited = [0.0] * n
         cpu_extra = [0.0] * n
         starts = None
-        mod_pos = None
+        mod_pos = mod_rank = None
         for attempt in range(8):
             # First every page missing; then, as a read for one transaction may evict a page another
             # transaction of the batch touched, the pages to be modified that went missing again (a
@@ -293,7 +293,7 @@ class UserThreads:
                 miss_pos = np.flatnonzero(pool.where[pages] == 0)
             else:
                 if mod_pos is None:
-                    mod_pos = modified_positions(nr_a, nm_a)
+                    mod_pos, mod_rank = modified_layout(nr_a, nm_a)
                 miss_pos = mod_pos[pool.where[pages[mod_pos]] == 0]
             if not len(miss_pos):
                 break
@@ -358,17 +358,15 @@ class UserThreads:
         for j in range(n):
             commit_lsn[pend[j][1]] = bounds[j + 1]
         log.lsn = bounds[n]
-        total_m = total - int(nr_a.sum()) if total else 0
-        if total_m:
+        if int(nm_a.sum()):
             # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.
+            if mod_pos is None:
+                mod_pos, mod_rank = modified_layout(nr_a, nm_a)
             b = np.asarray(bounds, dtype=np.int64)
-            first_mod = np.cumsum(nm_a) - nm_a
-            k = np.arange(total_m, dtype=np.int64) - np.repeat(first_mod, nm_a)
-            pos = modified_positions(nr_a, nm_a) if mod_pos is None else mod_pos
             m_rep = np.repeat(nm_a, nm_a)
             span = np.repeat(b[1:] - b[:-1], nm_a)
-            mod_lsn = np.repeat(b[:-1], nm_a) + (k * span) // m_rep
-            pool.modify_lsns(pages[pos], mod_lsn, np.repeat(b[1:], nm_a))
+            mod_lsn = np.repeat(b[:-1], nm_a) + (mod_rank * span) // m_rep
+            pool.modify_lsns(pages[mod_pos], mod_lsn, np.repeat(b[1:], nm_a))
         self.logsys.log_close()
         for j in range(n):
             t, th = pend[j]
@@ -472,14 +470,15 @@ class UserThreads:
         self._bin_intervals()
 
 
-def modified_positions(n_read: np.ndarray, n_modified: np.ndarray) -> np.ndarray:
-    """Where the modified pages sit in a batch's page array: transaction j's pages are its
-    n_read[j] read-only pages, then its n_modified[j] modified ones (ascending positions)."""
+def modified_layout(n_read: np.ndarray, n_modified: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the modified pages sit in a batch's page array (transaction j's pages are its
+    n_read[j] read-only pages, then its n_modified[j] modified ones), ascending, and each one's
+    rank k = 0..n_modified[j]-1 within its transaction."""
     sizes = n_read + n_modified
     starts = np.cumsum(sizes) - sizes
     first_mod = np.cumsum(n_modified) - n_modified
-    k = np.arange(int(n_modified.sum()), dtype=np.int64) - np.repeat(first_mod, n_modified)
-    return np.repeat(starts + n_read, n_modified) + k
+    rank = np.arange(int(n_modified.sum()), dtype=np.int64) - np.repeat(first_mod, n_modified)
+    return np.repeat(starts + n_read, n_modified) + rank, rank
 
 
 def thread_seconds_per_tick(t0: np.ndarray, t1: np.ndarray, tick_s: float, n_ticks: int) -> np.ndarray:
