@@ -14,9 +14,20 @@
   (inode locks, journal). User-thread reads, log flushes and single-page flushes are computed
   without SimPy from the device queue (`*_done_s`): they run inside the user-thread model, which
   cannot wait on SimPy events; they are therefore not delayed by inode locks.
+* Data-page writes (the pages of a doublewrite batch, or every flushed page without doublewrite)
+  are asynchronous fil_io requests. With innodb_use_native_aio (the Linux default) the flushing
+  thread submits them itself (os_aio_linux_dispatch -> io_submit), so an O_DIRECT write holds
+  ext4 2012's i_mutex only while it is submitted (models.filesystem). Without it they wait in the
+  simulated AIO array for one of innodb_write_io_threads I/O handler threads, each issuing one
+  synchronous write at a time (os_aio_simulated_handle): at most that many page writes are in
+  flight, FIFO, and each holds ext4 2012's i_mutex to completion. Simplified: the handler threads
+  do not merge adjacent pages into one write. The doublewrite blocks are synchronous writes of the
+  flushing thread either way (buf_dblwr_flush_buffered_writes).
 """
 
 from __future__ import annotations
+
+import simpy
 
 from models.device import READ, WRITE, Device
 from models.filesystem import PAGE_4K, Filesystem, Tally
@@ -30,7 +41,8 @@ class FilIO:
     """Page-granular I/O of the InnoDB files."""
 
     def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
-                 counters, page_cache_bytes: int = 0, n_pages: int = 0) -> None:
+                 counters, page_cache_bytes: int = 0, n_pages: int = 0, native_aio: bool = True,
+                 write_io_threads: int = 4) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -52,6 +64,8 @@ class FilIO:
                          if not self.direct and cache_pages >= 1 and n_pages >= 1 else None)
         costs = fs.spec.costs
         self.copy_s = costs.copy_base_s + costs.copy_per_page_s * max(1, page_size_bytes // PAGE_4K)
+        # innodb_use_native_aio = OFF: the write I/O handler threads (a FIFO pool).
+        self.io_threads = None if native_aio else simpy.Resource(env, capacity=max(1, write_io_threads))
 
     def file_of_space(self, space_id: int):
         return self.fs.files[(space_id - 1) % self.n_data_files]
@@ -59,8 +73,20 @@ class FilIO:
     # -- SimPy paths -----------------------------------------------------------------------------
 
     def write_page(self, space_id: int):
-        """One data page to its tablespace (buf_flush_write_block_low -> fil_io); a SimPy generator."""
-        return self._write(self.file_of_space(space_id), self.page_size)
+        """One data page to its tablespace, an asynchronous fil_io (buf_flush_write_block_low,
+        buf_dblwr_write_block_to_datafile); a SimPy generator that ends when the write completes."""
+        inode = self.file_of_space(space_id)
+        if self.io_threads is not None:
+            return self._write_by_io_thread(inode)
+        if self.direct:
+            return self.fs.direct_write(inode, self.page_size, self.tally, aio=True)
+        return self.fs.buffered_write(inode, self.page_size, self.tally)
+
+    def _write_by_io_thread(self, inode):
+        """Simulated AIO: wait for a free write I/O thread, which writes the page synchronously."""
+        with self.io_threads.request() as slot:
+            yield slot
+            yield from self._write(inode, self.page_size)
 
     def write_ibdata(self, size_bytes: int):
         """A synchronous write to ibdata1 (the doublewrite blocks); a SimPy generator."""

@@ -78,6 +78,8 @@ class ServerSettings:
     idle_flush_pct: int = 100
     doublewrite_pages: int = 4
     page_checksum_s: float = 0.0        # per page written or read (models.checksum)
+    use_native_aio: bool = True
+    write_io_threads: int = 4
 
 
 @dataclass

@@ -85,6 +85,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                         doc="8.0.20+: pages per doublewrite batch (8.0 default: "
                                             "innodb_write_io_threads = 4; 8.4: 128)"),
         "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
+        "innodb_use_native_aio": Key("innodb_use_native_aio", "bool", True,
+                                     doc="Linux: page writes submitted with io_submit (ext4 2012 holds i_mutex "
+                                         "only while submitting); false: innodb_write_io_threads threads write "
+                                         "them one at a time"),
+        "innodb_write_io_threads": Key("innodb_write_io_threads", "int", 4, 1, 64,
+                                       doc="I/O threads issuing page writes when innodb_use_native_aio is false"),
         "innodb_checksum_algorithm": Key("innodb_checksum_algorithm", "choice", "innodb", choices=ALL_ALGORITHMS,
                                          doc="page checksum written and verified (5.6: innodb; 5.7+: crc32; "
                                              "MariaDB: full_crc32, crc32 and their strict_ forms only)"),
@@ -245,6 +251,8 @@ class ServerConfig:
     innodb_idle_flush_pct: int
     innodb_doublewrite_pages: int
     innodb_doublewrite: bool
+    innodb_use_native_aio: bool
+    innodb_write_io_threads: int
     innodb_checksum_algorithm: str
     innodb_checksums: bool
     innodb_file_per_table: bool

@@ -51,7 +51,11 @@ inode's `i_mutex` for the whole I/O, so only one write per file is in flight, wh
 process count. The seed measured **15K writes/s max at 4K and 10K at 16K** on ext4, against
 100K / 60K on the raw device ({SEED_IO}).
 
-The *lock wait* column shows where the time goes: writers queue on the inode, not on the device.""",
+The *lock wait* column shows where the time goes: writers queue on the inode, not on the device.
+IObench writes with `pwrite()`, which waits for the device under the lock. InnoDB's page writes
+are `io_submit` requests by default (`innodb_use_native_aio`), and the kernel drops the lock once
+such a write is queued; with `innodb_use_native_aio = false` they are synchronous again, one per
+file in flight (try both on the What-if page with `filesystem = "ext4"`).""",
          {"fs": ["raw", "ext4"], "kernel": "2012", "files": 1}),
     Step("XFS", f"""
 XFS takes its I/O lock **shared** for aligned O_DIRECT writes inside the file, so several writes
@@ -62,7 +66,8 @@ cost grew with the number of contenders: the seed saw ~40K writes/s at 4 process
     Step("Spread over files", f"""
 Each data file has its own inode lock. With 8 files, 8 writes can be in flight even on 2012 ext4;
 the seed reports that with 8 data files both filesystems came **very close to the raw device** on
-writes ({SEED_IO}). For InnoDB this is the case for several hot tables (file-per-table), or a
+writes ({SEED_IO}). For InnoDB's synchronous writes (all page writes when
+`innodb_use_native_aio` is off) that is the case of several hot tables (file-per-table), or a
 partitioned one.
 
 Try 2 and 4 files too: the seed measured those steps as well.""",
