@@ -9,10 +9,11 @@ Mirrors buf/buf0dblwr.cc of 5.6 (shared/research/innodb-flushing.md 5.1):
   batch is being written it waits; when the 120 batch slots are full it writes the batch itself.
 * buf_dblwr_flush_buffered_writes: slots 0-63 to doublewrite block 1 and the rest to block 2
   (synchronous writes to ibdata1), fsync ibdata1, then post an asynchronous write of every page
-  to its tablespace.
+  to its tablespace: the thread submits them one after another (buf_dblwr_write_block_to_datafile
+  -> fil_io, models.fil.FilIO.submit_page) and returns without waiting for them.
 * buf_dblwr_update: when the batch's last page write completes, fsync the data files and let the
   next batch start.
-Without doublewrite (innodb_doublewrite=OFF) pages are posted directly, and the end of a flush
+Without doublewrite (innodb_doublewrite=OFF) the flushing thread submits each page itself, and the end of a flush
 batch waits for all pending writes and fsyncs the data files (buf_dblwr_sync_datafiles).
 Counters: Innodb_dblwr_pages_written, Innodb_dblwr_writes.
 """
@@ -46,7 +47,7 @@ class Doublewrite56:
     def add(self, page: int, flush_type: int, kind: str):
         """buf_dblwr_add_to_batch (SimPy generator)."""
         if not self.enabled:
-            self._post(page, flush_type, kind, batch=False)
+            yield from self._post(page, flush_type, kind, batch=False)
             return
         while True:
             if self.batch_running:
@@ -100,17 +101,21 @@ class Doublewrite56:
         self.pending = len(pages)
         self.issued += len(pages)
         for page, flush_type, kind in pages:
-            detached.start(self.env, self._write(page, flush_type, kind, True))
+            done = yield from self.fil.submit_page(int(self.space_of[page]))
+            detached.start(self.env, self._complete(done, page, flush_type, kind, True))
 
-    def _post(self, page: int, flush_type: int, kind: str, batch: bool) -> None:
+    def _post(self, page: int, flush_type: int, kind: str, batch: bool):
+        """Without doublewrite: the flushing thread submits the page write itself (SimPy generator)."""
         if self.pending == 0:
             self._all_written = self.env.event()
         self.pending += 1
         self.issued += 1
-        detached.start(self.env, self._write(page, flush_type, kind, batch))
+        done = yield from self.fil.submit_page(int(self.space_of[page]))
+        detached.start(self.env, self._complete(done, page, flush_type, kind, batch))
 
-    def _write(self, page: int, flush_type: int, kind: str, batch: bool):
-        yield from self.fil.write_page(int(self.space_of[page]))
+    def _complete(self, done, page: int, flush_type: int, kind: str, batch: bool):
+        """A submitted data-page write, from its completion (buf_page_io_complete, buf_dblwr_update)."""
+        yield done
         self.counters.add("Innodb_data_writes")
         self.counters.add("Innodb_pages_written")
         self.completed += 1
@@ -152,7 +157,7 @@ class Doublewrite80(Doublewrite56):
 
     def add(self, page: int, flush_type: int, kind: str):
         if not self.enabled:
-            self._post(page, flush_type, kind, batch=False)
+            yield from self._post(page, flush_type, kind, batch=False)
             return
         key = (int(self.inst_of[page]), flush_type)
         buf = self.bufs.setdefault(key, [])
@@ -188,10 +193,11 @@ class Doublewrite80(Doublewrite56):
         self.issued += len(pages)
         self.pending += len(pages)
         for page, flush_type, kind in pages:
-            detached.start(env, self._write_key(key, page, flush_type, kind))
+            done = yield from self.fil.submit_page(int(self.space_of[page]))
+            detached.start(env, self._complete_key(done, key, page, flush_type, kind))
 
-    def _write_key(self, key, page: int, flush_type: int, kind: str):
-        yield from self.fil.write_page(int(self.space_of[page]))
+    def _complete_key(self, done, key, page: int, flush_type: int, kind: str):
+        yield done
         self.counters.add("Innodb_data_writes")
         self.counters.add("Innodb_pages_written")
         self.completed += 1
@@ -226,7 +232,7 @@ class DoublewriteMariaDB(Doublewrite56):
 
     def add(self, page: int, flush_type: int, kind: str):
         if not self.enabled:
-            self._post(page, flush_type, kind, batch=False)
+            yield from self._post(page, flush_type, kind, batch=False)
             return
         while len(self.buf) >= MARIADB_SLOT_PAGES:
             yield from self.flush_buffered()

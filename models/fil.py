@@ -16,8 +16,9 @@
   cannot wait on SimPy events; they are therefore not delayed by inode locks.
 * Data-page writes (the pages of a doublewrite batch, or every flushed page without doublewrite)
   are asynchronous fil_io requests. With innodb_use_native_aio (the Linux default) the flushing
-  thread submits them itself (os_aio_linux_dispatch -> io_submit), so an O_DIRECT write holds
-  ext4 2012's i_mutex only while it is submitted (models.filesystem). Without it they wait in the
+  thread submits them itself, one after another (os_aio_linux_dispatch -> io_submit), and goes on
+  without waiting for them, so an O_DIRECT write holds ext4 2012's i_mutex, or XFS's ILOCK step,
+  only while it is submitted (models.filesystem.direct_submit). Without it they wait in the
   simulated AIO array for one of innodb_write_io_threads I/O handler threads, each issuing one
   synchronous write at a time (os_aio_simulated_handle): at most that many page writes are in
   flight, FIFO, and each holds ext4 2012's i_mutex to completion. Simplified: the handler threads
@@ -66,21 +67,27 @@ class FilIO:
         self.copy_s = costs.copy_base_s + costs.copy_per_page_s * max(1, page_size_bytes // PAGE_4K)
         # innodb_use_native_aio = OFF: the write I/O handler threads (a FIFO pool).
         self.io_threads = None if native_aio else simpy.Resource(env, capacity=max(1, write_io_threads))
+        self._written = env.event().succeed()   # completion of a write that is done when submitted
 
     def file_of_space(self, space_id: int):
         return self.fs.files[(space_id - 1) % self.n_data_files]
 
     # -- SimPy paths -----------------------------------------------------------------------------
 
-    def write_page(self, space_id: int):
+    def submit_page(self, space_id: int):
         """One data page to its tablespace, an asynchronous fil_io (buf_flush_write_block_low,
-        buf_dblwr_write_block_to_datafile); a SimPy generator that ends when the write completes."""
+        buf_dblwr_write_block_to_datafile). A SimPy generator run by the flushing thread: with
+        native AIO it is the io_submit (os_aio_linux_dispatch) and its inode-lock steps; a buffered
+        file is written in the call, as Linux does for io_submit on a file without O_DIRECT;
+        without native AIO it only queues the request for the I/O threads. Returns the event of
+        the write's completion."""
         inode = self.file_of_space(space_id)
         if self.io_threads is not None:
-            return self._write_by_io_thread(inode)
+            return self.env.process(self._write_by_io_thread(inode))
         if self.direct:
-            return self.fs.direct_write(inode, self.page_size, self.tally, aio=True)
-        return self.fs.buffered_write(inode, self.page_size, self.tally)
+            return (yield from self.fs.direct_submit(inode, self.page_size, self.tally))
+        yield from self.fs.buffered_write(inode, self.page_size, self.tally)
+        return self._written
 
     def _write_by_io_thread(self, inode):
         """Simulated AIO: wait for a free write I/O thread, which writes the page synchronously."""

@@ -134,6 +134,7 @@ class Inode:
     mtime_tick: int = -1
     sync_tid: int = 0            # journal transaction holding the inode's last change (i_sync_tid)
     writers_in_flight: int = 0   # writes between mapping and completion (XFS ILOCK contenders)
+    submitting: int = 0          # asynchronous writes in their submission step (their contenders)
     dirty_bytes: list = field(default_factory=list)   # buffered writes not yet written back
 
 
@@ -243,19 +244,20 @@ class Filesystem:
         env = self.env
         return env.timeout(self.device.schedule_sized(env.now, op, size) + self.host_s - env.now)
 
-    def _ilock_hold_s(self, inode: Inode, exclusive: bool) -> float:
+    def _ilock_hold_s(self, inode: Inode, exclusive: bool, in_flight: int | None = None) -> float:
         """How long the XFS ILOCK step holds the lock once granted.
 
         Exclusive: s(n) with n = the other writes in flight on the inode: each of them works the
         same lock cache lines (mapping at submission, size update at completion), which is what
         makes a hand-off cost grow with the contending CPUs (fs-device.md 1.3, 5.2). Shared: a
-        short fixed step.
+        short fixed step. `in_flight` replaces the inode's count of synchronous writers in flight
+        (an asynchronous submission passes the writes being submitted).
         """
         c = self.spec.costs
         if not exclusive:
             return c.ilock_shared_s
-        return lock_handoff_s(c.ilock_base_s, c.ilock_per_waiter_s, max(0, inode.writers_in_flight - 1),
-                              c.ilock_max_waiters)
+        n = inode.writers_in_flight if in_flight is None else in_flight
+        return lock_handoff_s(c.ilock_base_s, c.ilock_per_waiter_s, max(0, n - 1), c.ilock_max_waiters)
 
     def _ilock_step(self, inode: Inode, tally: Tally, exclusive: bool):
         """XFS ILOCK critical section: exclusive with spin hand-off cost, or a short shared one."""
@@ -293,13 +295,50 @@ class Filesystem:
             yield self._device_io(READ, size)
             inode.lock.release(SHARED)
 
-    def direct_write(self, inode: Inode, size: int, tally: Tally, aio: bool = False):
-        """An O_DIRECT write; `aio`: submitted with io_submit (completion is still awaited here).
+    def direct_submit(self, inode: Inode, size: int, tally: Tally):
+        """io_submit of one O_DIRECT write (SimPy generator run by the submitting thread); returns
+        the event of the write's completion, which the submitter does not wait for.
 
-        Only ext4 2012 tells the two apart: its exclusive i_mutex is held to completion for a
-        synchronous write and over the submission only for an asynchronous one. The other paths
-        hold their shared inode lock, which no O_DIRECT writer waits for, so where it is released
-        changes nothing. Every data-page write takes this path, so `_acquire` and `_ilock_step`
+        The inode locks are held for the submission only (generic_file_aio_write / the 2.6.3x
+        direct_io_worker returning -EIOCBQUEUED; xfs_file_dio_aio_write): ext4 2012 holds i_mutex
+        over the submission work (`dio_write_submit_*`); XFS takes IOLOCK shared and the ILOCK
+        step, whose hand-off cost counts the writes being submitted to the inode at that moment,
+        not the ones waiting for the device; ext4 on modern kernels and raw cost no step."""
+        kind, era = self.spec.kind, self.spec.kernel
+        if kind == "raw":
+            return self._device_io(WRITE, size)
+        lock = inode.lock
+        if kind == "ext4":
+            mode = EXCL if era == "2012" else SHARED
+            ev = lock.acquire(mode)
+            if ev is not None:
+                yield from self._waited(ev, tally)
+            if mode == EXCL:
+                c = self.spec.costs
+                yield self.env.timeout(c.dio_write_submit_base_s
+                                       + c.dio_write_submit_per_page_s * max(1, size // PAGE_4K))
+            done = self._device_io(WRITE, size)
+            lock.release(mode)
+            return done
+        ev = lock.acquire(SHARED)
+        if ev is not None:
+            yield from self._waited(ev, tally)
+        inode.submitting += 1
+        exclusive = era == "2012"
+        imode = EXCL if exclusive else SHARED
+        ev = inode.ilock.acquire(imode)
+        if ev is not None:
+            yield from self._waited(ev, tally)
+        yield self.env.timeout(self._ilock_hold_s(inode, exclusive, inode.submitting))
+        inode.ilock.release(imode)
+        inode.submitting -= 1
+        done = self._device_io(WRITE, size)
+        lock.release(SHARED)
+        return done
+
+    def direct_write(self, inode: Inode, size: int, tally: Tally):
+        """A synchronous O_DIRECT write (pwrite): the inode locks are held until it completes.
+        Every data-page write without native AIO takes this path, so `_acquire` and `_ilock_step`
         are written out here (the same events in the same order): an uncontended lock then costs no
         generator of its own (3-12% of the 8-instance DBT2 replay's wall time in alternating runs)."""
         kind, era = self.spec.kind, self.spec.kernel
@@ -312,13 +351,6 @@ class Filesystem:
             ev = lock.acquire(mode)
             if ev is not None:
                 yield from self._waited(ev, tally)
-            if aio and mode == EXCL:
-                c = self.spec.costs
-                yield self.env.timeout(c.dio_write_submit_base_s
-                                       + c.dio_write_submit_per_page_s * max(1, size // PAGE_4K))
-                lock.release(mode)
-                yield self._device_io(WRITE, size)
-                return
             yield self._device_io(WRITE, size)
             lock.release(mode)
             return

@@ -22,7 +22,8 @@ def page_writes(kind, n_files, native_aio, threads=2, n_writes=12):
     done, peak = [], [0]
 
     def write(space_id):
-        yield from fil.write_page(space_id)
+        completion = yield from fil.submit_page(space_id)
+        yield completion
         done.append(env.now)
 
     def watcher():

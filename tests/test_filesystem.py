@@ -16,14 +16,22 @@ def make_fs(kind, kernel, files=1, opts="noatime,nobarrier", profile=None):
     return env, dev, Filesystem(env, dev, make_spec(kind, kernel, "" if kind == "raw" else opts), files)
 
 
-def max_in_flight(kind, kernel, path, n_procs=8, opts="noatime,nobarrier", **kw):
+def aio_write(fs, inode, size, tally):
+    """io_submit of one O_DIRECT write, then the wait for its completion (io_getevents)."""
+    done = yield from fs.direct_submit(inode, size, tally)
+    yield done
+
+
+def max_in_flight(kind, kernel, path, n_procs=8, opts="noatime,nobarrier"):
     """Largest number of device I/Os in flight at once from n writers on one file."""
     env, dev, fs = make_fs(kind, kernel, opts=opts)
     peak = [0]
+    write = (lambda inode, size, tally: aio_write(fs, inode, size, tally)) if path == "aio_write" \
+        else getattr(fs, path)
 
     def proc():
         for _ in range(20):
-            yield from getattr(fs, path)(fs.files[0], 4096, Tally(), **kw)
+            yield from write(fs.files[0], 4096, Tally())
             peak[0] = max(peak[0], dev.outstanding(env.now) + 1)
 
     def watcher():
@@ -44,7 +52,7 @@ def test_ext4_2012_direct_write_one_in_flight_per_file():
 
 def test_ext4_2012_async_direct_write_holds_i_mutex_only_while_submitting():
     # io_submit: the bios are queued and i_mutex dropped, so one file has many writes in flight.
-    assert max_in_flight("ext4", "2012", "direct_write", aio=True) >= 6
+    assert max_in_flight("ext4", "2012", "aio_write") >= 6
     # ... but the submissions themselves queue on i_mutex: 8 writers x 25 writes of 4 KiB to one
     # file take at least 200 submission steps, and far less than 200 synchronous writes.
     env, dev, fs = make_fs("ext4", "2012")
@@ -54,7 +62,10 @@ def test_ext4_2012_async_direct_write_holds_i_mutex_only_while_submitting():
 
     def writer(aio):
         for _ in range(25):
-            yield from fs.direct_write(fs.files[0], 4096, Tally(), aio=aio)
+            if aio:
+                yield from aio_write(fs, fs.files[0], 4096, Tally())
+            else:
+                yield from fs.direct_write(fs.files[0], 4096, Tally())
         done.append(env.now)
 
     for _ in range(8):
@@ -70,6 +81,27 @@ def test_ext4_2012_async_direct_write_holds_i_mutex_only_while_submitting():
     p = load_profile("fusionio-2012")
     assert max(done) == pytest.approx(200 * (p.host_overhead_s + p.op_class("write", 4096).latency_qd1_s), rel=0.05)
     assert t_aio < 0.5 * max(done)
+
+
+def test_xfs_2012_async_submission_counts_only_the_writes_being_submitted():
+    # One thread submitting one write after another (InnoDB's flushing thread with native AIO)
+    # holds the ILOCK for the uncontended step each time, however many writes are in flight.
+    env, dev, fs = make_fs("xfs", "2012")
+    c = fs.spec.costs
+    inode = fs.files[0]
+    started, dones = [], []
+
+    def submitter():
+        for _ in range(40):
+            started.append(env.now)
+            dones.append((yield from fs.direct_submit(inode, 16384, Tally())))
+
+    env.process(submitter())
+    env.run()
+    steps = np.diff(started)
+    assert steps == pytest.approx(np.full(len(steps), c.ilock_base_s))
+    assert all(d.processed for d in dones)
+    assert inode.submitting == 0 and inode.writers_in_flight == 0
 
 
 def test_ext4_modern_and_xfs_allow_parallel_direct_writes():
