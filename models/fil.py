@@ -18,7 +18,7 @@
   are asynchronous fil_io requests. With innodb_use_native_aio (the Linux default) the flushing
   thread submits them itself, one after another (os_aio_linux_dispatch -> io_submit), and goes on
   without waiting for them, so an O_DIRECT write holds ext4 2012's i_mutex, or XFS's ILOCK step,
-  only while it is submitted (models.filesystem.direct_submit). Without it they wait in the
+  only while it is submitted (models.filesystem.Filesystem.direct_write, submit_only). Without it they wait in the
   simulated AIO array for one of innodb_write_io_threads I/O handler threads, each issuing one
   synchronous write at a time (os_aio_simulated_handle): at most that many page writes are in
   flight, FIFO, and each holds ext4 2012's i_mutex to completion. Simplified: the handler threads
@@ -85,7 +85,7 @@ class FilIO:
         if self.io_threads is not None:
             return self.env.process(self._write_by_io_thread(inode))
         if self.direct:
-            return (yield from self.fs.direct_submit(inode, self.page_size, self.tally))
+            return (yield from self.fs.direct_write(inode, self.page_size, self.tally, submit_only=True))
         yield from self.fs.buffered_write(inode, self.page_size, self.tally)
         return self._written
 

@@ -295,55 +295,25 @@ class Filesystem:
             yield self._device_io(READ, size)
             inode.lock.release(SHARED)
 
-    def direct_submit(self, inode: Inode, size: int, tally: Tally):
-        """io_submit of one O_DIRECT write (SimPy generator run by the submitting thread); returns
-        the event of the write's completion, which the submitter does not wait for.
+    def direct_write(self, inode: Inode, size: int, tally: Tally, submit_only: bool = False):
+        """An O_DIRECT write (SimPy generator).
 
-        The inode locks are held for the submission only (generic_file_aio_write / the 2.6.3x
-        direct_io_worker returning -EIOCBQUEUED; xfs_file_dio_aio_write): ext4 2012 holds i_mutex
-        over the submission work (`dio_write_submit_*`); XFS takes IOLOCK shared and the ILOCK
-        step, whose hand-off cost counts the writes being submitted to the inode at that moment,
-        not the ones waiting for the device; ext4 on modern kernels and raw cost no step."""
+        Synchronous (pwrite, the default): the inode locks are held until the device completes it.
+        `submit_only` (io_submit): the generator ends once the write is submitted and returns the
+        event of its completion, which the submitter does not wait for; the inode locks cover the
+        submission only (generic_file_aio_write / the 2.6.3x direct_io_worker returning
+        -EIOCBQUEUED; xfs_file_dio_aio_write): ext4 2012 holds i_mutex over the submission work
+        (`dio_write_submit_*`), and the XFS ILOCK step's hand-off cost counts the writes being
+        submitted to the inode at that moment instead of the synchronous writers in flight.
+        Every data-page write takes this path, so `_acquire` and `_ilock_step` are written out here
+        (the same events in the same order): an uncontended lock then costs no generator of its own
+        (3-12% of the 8-instance DBT2 replay's wall time in alternating runs)."""
         kind, era = self.spec.kind, self.spec.kernel
         if kind == "raw":
-            return self._device_io(WRITE, size)
-        lock = inode.lock
-        if kind == "ext4":
-            mode = EXCL if era == "2012" else SHARED
-            ev = lock.acquire(mode)
-            if ev is not None:
-                yield from self._waited(ev, tally)
-            if mode == EXCL:
-                c = self.spec.costs
-                yield self.env.timeout(c.dio_write_submit_base_s
-                                       + c.dio_write_submit_per_page_s * max(1, size // PAGE_4K))
             done = self._device_io(WRITE, size)
-            lock.release(mode)
-            return done
-        ev = lock.acquire(SHARED)
-        if ev is not None:
-            yield from self._waited(ev, tally)
-        inode.submitting += 1
-        exclusive = era == "2012"
-        imode = EXCL if exclusive else SHARED
-        ev = inode.ilock.acquire(imode)
-        if ev is not None:
-            yield from self._waited(ev, tally)
-        yield self.env.timeout(self._ilock_hold_s(inode, exclusive, inode.submitting))
-        inode.ilock.release(imode)
-        inode.submitting -= 1
-        done = self._device_io(WRITE, size)
-        lock.release(SHARED)
-        return done
-
-    def direct_write(self, inode: Inode, size: int, tally: Tally):
-        """A synchronous O_DIRECT write (pwrite): the inode locks are held until it completes.
-        Every data-page write without native AIO takes this path, so `_acquire` and `_ilock_step`
-        are written out here (the same events in the same order): an uncontended lock then costs no
-        generator of its own (3-12% of the 8-instance DBT2 replay's wall time in alternating runs)."""
-        kind, era = self.spec.kind, self.spec.kernel
-        if kind == "raw":
-            yield self._device_io(WRITE, size)
+            if submit_only:
+                return done
+            yield done
             return
         lock = inode.lock
         if kind == "ext4":
@@ -351,20 +321,37 @@ class Filesystem:
             ev = lock.acquire(mode)
             if ev is not None:
                 yield from self._waited(ev, tally)
+            if submit_only:
+                if mode == EXCL:
+                    c = self.spec.costs
+                    yield self.env.timeout(c.dio_write_submit_base_s
+                                           + c.dio_write_submit_per_page_s * max(1, size // PAGE_4K))
+                done = self._device_io(WRITE, size)
+                lock.release(mode)
+                return done
             yield self._device_io(WRITE, size)
             lock.release(mode)
             return
         ev = lock.acquire(SHARED)
         if ev is not None:
             yield from self._waited(ev, tally)
-        inode.writers_in_flight += 1
+        if submit_only:
+            inode.submitting += 1
+        else:
+            inode.writers_in_flight += 1
         exclusive = era == "2012"
         imode = EXCL if exclusive else SHARED
         ev = inode.ilock.acquire(imode)
         if ev is not None:
             yield from self._waited(ev, tally)
-        yield self.env.timeout(self._ilock_hold_s(inode, exclusive))
+        yield self.env.timeout(self._ilock_hold_s(inode, exclusive,
+                                                  inode.submitting if submit_only else inode.writers_in_flight))
         inode.ilock.release(imode)
+        if submit_only:
+            inode.submitting -= 1
+            done = self._device_io(WRITE, size)
+            lock.release(SHARED)
+            return done
         yield self._device_io(WRITE, size)
         inode.writers_in_flight -= 1
         lock.release(SHARED)

@@ -18,7 +18,7 @@ def make_fs(kind, kernel, files=1, opts="noatime,nobarrier", profile=None):
 
 def aio_write(fs, inode, size, tally):
     """io_submit of one O_DIRECT write, then the wait for its completion (io_getevents)."""
-    done = yield from fs.direct_submit(inode, size, tally)
+    done = yield from fs.direct_write(inode, size, tally, submit_only=True)
     yield done
 
 
@@ -94,7 +94,7 @@ def test_xfs_2012_async_submission_counts_only_the_writes_being_submitted():
     def submitter():
         for _ in range(40):
             started.append(env.now)
-            dones.append((yield from fs.direct_submit(inode, 16384, Tally())))
+            dones.append((yield from fs.direct_write(inode, 16384, Tally(), submit_only=True)))
 
     env.process(submitter())
     env.run()
