@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -111,12 +112,12 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "defau
 def _cmd_run(args) -> int:
     from sim.config import load_scenario
     from sim.iobench import cases_from_scenario, default_jobs, run_cases
-    from sim.report import iobench_json, iobench_series_csv, iobench_table, write_atomic
+    from sim.report import check_output_dir, iobench_json, iobench_series_csv, iobench_table, write_atomic
 
     scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [])
     out_dir = Path(args.output) if args.output else None
-    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
-        raise InputError(str(out_dir), "-o", "exists and is not a directory", "a directory path")
+    if out_dir is not None:
+        check_output_dir(out_dir, "-o")
     if scn.workload.kind == "oltp":
         return _run_oltp(scn, out_dir, args)
     if "server" in scn.present_sections:
@@ -124,12 +125,13 @@ def _cmd_run(args) -> int:
               file=sys.stderr)
     cases = cases_from_scenario(scn)
     results = run_cases(cases, jobs=args.jobs or default_jobs())
+    if out_dir is not None:                    # files first: a closed stdout must not lose them
+        write_atomic(out_dir / "results.json", iobench_json(results) + "\n")
+        write_atomic(out_dir / "series.csv", iobench_series_csv(results))
     print(f"scenario {scn.name} ({scn.source}): {len(cases)} run(s), device {scn.hardware.device}, "
           f"{scn.run.duration_s:g}s measured after {scn.run.warmup_s:g}s warm-up, seed {scn.run.seed}")
     print(iobench_json(results) if args.json else iobench_table(results))
     if out_dir is not None:
-        write_atomic(out_dir / "results.json", iobench_json(results) + "\n")
-        write_atomic(out_dir / "series.csv", iobench_series_csv(results))
         print(f"wrote {out_dir / 'results.json'} and {out_dir / 'series.csv'}", file=sys.stderr)
     return 0
 
@@ -153,6 +155,7 @@ def _run_oltp(scn, out_dir, args) -> int:
         print(file=sys.stderr)
     frames = series_frames(result)
     s = summary(result, frames)
+    paths = write_outputs(result, out_dir, frames, s) if out_dir is not None else []   # before any print
     if args.json:
         print(json.dumps(s, indent=2))
     else:
@@ -163,7 +166,6 @@ def _run_oltp(scn, out_dir, args) -> int:
                 print(f"\nstalls at {label} resolution:")
                 print(stall_table(stalls(frames[key], scn.run.stall_threshold_pct, scn.server.version)))
     if out_dir is not None:
-        paths = write_outputs(result, out_dir, frames, s)
         print(f"wrote {len(paths)} files to {out_dir}", file=sys.stderr)
     return 0
 
@@ -172,6 +174,7 @@ def _cmd_sweep(args) -> int:
     from sim.config import read_scenario_doc
     from sim.sweep import (Cache, SweepSpec, ci_table, default_cache_dir, display_frame, expand, parse_grid,
                            parse_range, run_points, runs_table, write_tables)
+    from sim.report import check_output_file
 
     src = args.scenario
     path = Path(src)
@@ -192,9 +195,7 @@ def _cmd_sweep(args) -> int:
     out = Path(args.output)
     if out.suffix != ".parquet":
         raise InputError(str(out), "-o", "the runs table is written as Parquet", "a path ending in .parquet")
-    if out.is_dir() or not out.parent.is_dir():
-        raise InputError(str(out), "-o", "is a directory" if out.is_dir() else "its directory does not exist",
-                         "a file path in an existing directory")
+    check_output_file(out, "-o", "a file path in an existing directory")
     spec = SweepSpec(grid=grid, ranges=ranges, random_n=args.random, replicates=args.replicates)
     keys = spec.keys
     points = expand(base, src, path.stem, spec, args.set or [])
@@ -251,7 +252,7 @@ def _cmd_validate(args) -> int:
 def _cmd_calibrate(args) -> int:
     from sim.calibrate import calibrate_fio, holdout_summary, report_rows
     from sim.fio import read_fio_json
-    from sim.report import format_rows, write_atomic
+    from sim.report import check_output_file, format_rows, write_atomic
 
     if args.kind == "trace":
         return _calibrate_trace(args)
@@ -260,8 +261,8 @@ def _cmd_calibrate(args) -> int:
     if not args.files:
         raise InputError("innosim calibrate fio", "", "no fio files given", "one or more fio JSON files")
     out = Path(args.output) if args.output else None
-    if out is not None and out.is_dir():
-        raise InputError(str(out), "-o", "is a directory", "a file path for the profile JSON")
+    if out is not None:
+        check_output_file(out, "-o", "a file path for the profile JSON, in an existing directory")
     jobs = [j for f in args.files for j in read_fio_json(f)]
     name = args.name or (out.stem if out else "fitted")
     cal = calibrate_fio(jobs, args.holdout, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files))
@@ -290,7 +291,7 @@ def _cmd_calibrate(args) -> int:
 
 def _calibrate_trace(args) -> int:
     from sim.config import read_scenario_doc, scenario_from_dict
-    from sim.report import format_rows, write_atomic
+    from sim.report import check_output_file, format_rows, write_atomic
     from sim.run_output import resolved_toml
     from sim.trace import merge, read_trace
     from sim.trace_fit import BLOCK_S, SERIES, fit_trace, overlay_figure, parse_fit, parse_series
@@ -312,6 +313,10 @@ def _calibrate_trace(args) -> int:
     if out is not None and (out.is_dir() or out.suffix != ".toml"):
         raise InputError(str(out), "-o", "is a directory" if out.is_dir() else "the fitted scenario is TOML",
                          "a file path ending in .toml")
+    if out is not None:
+        check_output_file(out, "-o", "a file path ending in .toml, in an existing directory")
+    if args.plot:
+        check_output_file(Path(args.plot), "--plot", "a PNG file path in an existing directory")
     fit = parse_fit(args.fit)
     series = parse_series(args.series)
     doc = read_scenario_doc(Path(args.scenario))
@@ -479,7 +484,15 @@ def main(argv: list[str] | None = None) -> int:
         print("innosim: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # The reader of stdout went away (`| head`); output files were written before printing.
+        # Point stdout at /dev/null so the interpreter's final flush does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:
+        # Reading or writing a file failed after the up-front checks (disk full, removed folder).
+        where = err.filename or "innosim"
+        print(f"innosim: {where}: {err.strerror or err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

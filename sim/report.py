@@ -9,6 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from models.errors import InputError
 from sim.iobench import IobenchResult
 from sim.units import format_size
 
@@ -46,6 +47,45 @@ def iobench_table(results: list[IobenchResult]) -> str:
 
 def iobench_json(results: list[IobenchResult], series: bool = False) -> str:
     return json.dumps({"results": [r.to_dict(series=series) for r in results]}, indent=2)
+
+
+def _probe_writable(folder: Path) -> str | None:
+    """None when a file can be created in `folder`, else the system's reason."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".innosim-probe.", dir=folder)
+    except OSError as err:
+        return err.strerror or str(err)
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
+    return None
+
+
+def check_output_dir(path: Path, flag: str) -> None:
+    """Before a long job: `path` is, or is now created as, a folder the job can write into.
+    Raises InputError naming the flag, so a run is not simulated only to fail at the end."""
+    if path.exists() and not path.is_dir():
+        raise InputError(str(path), flag, "exists and is not a directory", "a directory path")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(str(path), flag, f"cannot be created ({err.strerror or err})",
+                         "a directory you can write to") from None
+    reason = _probe_writable(path)
+    if reason:
+        raise InputError(str(path), flag, f"cannot be written ({reason})", "a directory you can write to")
+
+
+def check_output_file(path: Path, flag: str, allowed: str) -> None:
+    """Before a long job: `path` names a file (not a folder) in an existing folder the job can
+    write into; the file itself is written later, whole (write_atomic)."""
+    if path.is_dir():
+        raise InputError(str(path), flag, "is a directory", allowed)
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError(str(path), flag, "its directory does not exist", allowed)
+    reason = _probe_writable(folder)
+    if reason:
+        raise InputError(str(path), flag, f"its directory cannot be written ({reason})", allowed)
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:

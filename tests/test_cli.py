@@ -95,3 +95,39 @@ def test_console_script_exits_2_without_traceback(tmp_path):
 def test_profiles_lists_builtin(capsys):
     code, out, _ = run_cli(capsys, "profiles")
     assert code == 0 and "fusionio-2012" in out
+
+
+def _unwritable_dir() -> Path:
+    """A folder nothing can be created in, even by root (procfs)."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc")
+    return Path("/proc")
+
+
+@pytest.mark.parametrize("make_args,needle", [
+    (lambda tmp, ro: ["run", "--set", "run.duration=1s", "-o", str(tmp / "afile" / "sub")], "cannot be created"),
+    (lambda tmp, ro: ["run", "--set", "run.duration=1s", "-o", str(ro / "innosim-out")], "cannot be created"),
+    (lambda tmp, ro: ["sweep", str(ROOT / "scenarios" / "default.toml"), "--grid", "run.duration=1s",
+                      "--no-cache", "-o", str(ro / "s.parquet")], "cannot be written"),
+    (lambda tmp, ro: ["calibrate", "fio", str(ROOT / "tests" / "data" / "none.json"), "-o",
+                      str(ro / "p.json")], "cannot be written"),
+    (lambda tmp, ro: ["calibrate", "trace", str(tmp / "t.txt"), "--scenario", str(ROOT / "scenarios" / "default.toml"),
+                      "--plot", str(ro / "o.png")], "cannot be written"),
+])
+def test_unwritable_outputs_refused_before_the_work(capsys, tmp_path, make_args, needle):
+    (tmp_path / "afile").write_text("")
+    code, out, err = run_cli(capsys, *make_args(tmp_path, _unwritable_dir()))
+    assert code == 2, err
+    assert needle in err and "allowed" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert out == ""
+
+
+def test_closed_stdout_keeps_the_output_files(tmp_path):
+    out_dir = tmp_path / "out"
+    proc = subprocess.run(f"{sys.executable} -m sim.cli run --set run.duration=2s -o {out_dir} | head -1",
+                          shell=True, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("scenario default")
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    assert (out_dir / "summary.json").is_file() and (out_dir / "series_1s.csv").is_file()
