@@ -7,6 +7,10 @@ Events keep their order (SimPy orders by time, priority, then schedule order; dr
 never-awaited end events does not reorder the others), so a run gives the same result as with
 `env.process`, with one event fewer per page write. An exception in the generator propagates
 out of `env.run`, as an unhandled failed process does.
+
+`start_waiting(env, gen)` is the same for a generator whose first statement is `yield event`
+(a page write's completion handler): it is advanced to that yield at once and hooked on the event,
+so even the start event is saved; the result is the same, since nothing happens before the yield.
 """
 
 from __future__ import annotations
@@ -44,3 +48,17 @@ def start(env, gen) -> None:
     ev._ok = True
     ev._value = None
     env.schedule(ev, URGENT)
+
+
+def start_waiting(env, gen) -> None:
+    """`start(env, gen)` for a generator that does nothing before its first `yield event`."""
+    ev = next(gen)
+    if ev.callbacks is not None:               # pending: resumed when it is processed
+        ev.callbacks.append(_Detached(gen).resume)
+        return
+    # Already processed: resume in a step of its own at this time, as start() would.
+    step = Event(env)
+    step.callbacks.append(lambda _step: _Detached(gen).resume(ev))
+    step._ok = True
+    step._value = None
+    env.schedule(step, URGENT)

@@ -102,7 +102,7 @@ class Doublewrite56:
         self.issued += len(pages)
         for page, flush_type, kind in pages:
             done = yield from self.fil.submit_page(int(self.space_of[page]))
-            detached.start(self.env, self._complete(done, page, flush_type, kind, True))
+            detached.start_waiting(self.env, self._complete(done, page, flush_type, kind, True))
 
     def _post(self, page: int, flush_type: int, kind: str, batch: bool):
         """Without doublewrite: the flushing thread submits the page write itself (SimPy generator)."""
@@ -111,7 +111,7 @@ class Doublewrite56:
         self.pending += 1
         self.issued += 1
         done = yield from self.fil.submit_page(int(self.space_of[page]))
-        detached.start(self.env, self._complete(done, page, flush_type, kind, batch))
+        detached.start_waiting(self.env, self._complete(done, page, flush_type, kind, batch))
 
     def _complete(self, done, page: int, flush_type: int, kind: str, batch: bool):
         """A submitted data-page write, from its completion (buf_page_io_complete, buf_dblwr_update)."""
@@ -194,7 +194,7 @@ class Doublewrite80(Doublewrite56):
         self.pending += len(pages)
         for page, flush_type, kind in pages:
             done = yield from self.fil.submit_page(int(self.space_of[page]))
-            detached.start(env, self._complete_key(done, key, page, flush_type, kind))
+            detached.start_waiting(env, self._complete_key(done, key, page, flush_type, kind))
 
     def _complete_key(self, done, key, page: int, flush_type: int, kind: str):
         yield done

@@ -70,3 +70,36 @@ def test_failed_event_is_thrown_into_the_generator():
     ev.fail(RuntimeError("no"))
     env.run()
     assert caught == [(1, "no")]
+
+
+def _trace_waiting(spawn, firsts):
+    """One completion handler per entry of `firsts`, each starting with `yield first_event`: a
+    pending timeout (a delay), an event triggered but not processed ("triggered"), or one processed
+    long ago ("processed"); each then logs, waits 0.5 and logs again."""
+    env = simpy.Environment()
+    log = []
+    old = env.event().succeed()
+
+    def handler(k, first):
+        yield first
+        log.append((env.now, k, "first"))
+        yield env.timeout(0.5)
+        log.append((env.now, k, "after"))
+
+    def starter():
+        yield env.timeout(1)                   # `old` is processed by now
+        for k, f in enumerate(firsts):
+            ev = old if f == "processed" else env.event().succeed() if f == "triggered" else env.timeout(f)
+            spawn(env, handler(k, ev))
+            log.append((env.now, k, "spawned"))
+            yield env.timeout(0)
+
+    env.process(starter())
+    env.run()
+    return log
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, "triggered", "processed"]), min_size=1, max_size=8))
+def test_start_waiting_same_order_as_env_process(firsts):
+    assert _trace_waiting(detached.start_waiting, firsts) == _trace_waiting(lambda env, g: env.process(g), firsts)
