@@ -52,6 +52,15 @@ class LogSys80(LogSys56):
         if self.st.lsn - self.st.last_checkpoint_lsn > self.limits.max_checkpoint_age:
             self.st.check_flush_or_checkpoint = True
 
+    def capacity_limit(self) -> int:
+        """8.0 has no log_close check; its log writer stops at the checkpoint plus the capacity."""
+        return self.limits.capacity_bytes
+
+    at_capacity = ("the log writer does not write past the checkpoint plus the redo capacity: it waits "
+                   "for the checkpointer (log_writer_wait_on_checkpoint, log/log0write.cc), which innosim "
+                   "does not simulate")
+    capacity_name = "the redo capacity"
+
     def _request_checkpoint(self, lsn: int) -> None:
         if lsn > self.requested_checkpoint_lsn:
             self.requested_checkpoint_lsn = lsn

@@ -75,6 +75,7 @@ class LogSys56:
         self.limits = limits
         self.s = settings
         self.in_margin = 0          # user threads inside log_check_margins
+        self.over_capacity: dict | None = None   # see check_capacity
 
     def oldest(self) -> int:
         o = self.pool.oldest_modification_all()
@@ -89,6 +90,51 @@ class LogSys56:
         o = self.pool.oldest_modification_all()
         if log_close_needs_check_56(st.lsn, st.last_checkpoint_lsn, o if o else None, self.limits, half_full):
             st.check_flush_or_checkpoint = True
+
+    def capacity_limit(self) -> int:
+        """The checkpoint age the server reports as too large: log_group_capacity (5.6/5.7
+        log_close; MariaDB's log_capacity, log_close -> log_overwrite_warning)."""
+        return self.limits.log_group_capacity
+
+    def check_capacity(self) -> None:
+        """After a batch of mtr commits: note when the checkpoint age reaches `capacity_limit`.
+
+        The server checks log_free_check before every mini-transaction and reserves room for about
+        4 pages of redo per thread (log_calc_max_ages), so it gets here only through a single
+        mini-transaction larger than that (5.6/5.7 log_close then prints "the age of the last
+        checkpoint is N, which exceeds the log group capacity M"). innosim checks once per
+        transaction, so many users with large transactions overshoot where the server would have
+        stopped them; the engine reports it (capacity_warning) rather than pass it off as the server's.
+        """
+        st = self.st
+        age = st.lsn - st.last_checkpoint_lsn
+        if age < self.capacity_limit():
+            return
+        o = self.over_capacity
+        if o is None:
+            self.over_capacity = o = {"first_s": self.env.now, "batches": 0, "max_age": 0, "overwritten": False}
+        o["batches"] += 1
+        o["max_age"] = max(o["max_age"], age)
+        if age > self.limits.capacity_bytes:
+            o["overwritten"] = True
+
+    # What the server does at capacity_limit (the warning names it).
+    at_capacity = ("5.6/5.7 log_close prints \"the age of the last checkpoint is N, which exceeds the log "
+                   "group capacity M\" there and goes on")
+    capacity_name = "log_group_capacity"
+
+    def capacity_warning(self) -> str | None:
+        o = self.over_capacity
+        if o is None:
+            return None
+        over = ("; redo was written over before its pages were flushed (crash recovery would fail)"
+                if o["overwritten"] else "")
+        return (f"checkpoint age reached {self.capacity_name} {self.capacity_limit():,} (up to {o['max_age']:,}, "
+                f"first at {o['first_s']:.2f} s, in {o['batches']:,} batches of commits){over}. In the server, "
+                f"{self.at_capacity}; it checks log_free_check before every mini-transaction, innosim once per "
+                f"transaction, so many concurrent transactions with this much redo overshoot here where the "
+                f"server would have made them wait: results from that time on are not faithful. Use a larger "
+                f"redo log, fewer users or less redo per transaction")
 
     # -- checkpoints ----------------------------------------------------------------------------
 

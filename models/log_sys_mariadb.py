@@ -34,6 +34,10 @@ class LogSysMariaDB(LogSys56):
             st.check_flush_or_checkpoint = True
         self.cleaner.flush_ahead(st.lsn - lim.max_modified_age_async, furious)
 
+    at_capacity = ("MariaDB's log_close prints \"Crash recovery is broken due to insufficient "
+                   "innodb_log_file_size\" there (log_overwrite_warning) and goes on")
+    capacity_name = "log_capacity"
+
     def log_check_margins(self):
         """log_checkpoint_margin (SimPy generator)."""
         st, lim, env = self.st, self.limits, self.env

@@ -285,12 +285,29 @@ class UserThreads:
         cpu_extra = [0.0] * n
         starts = None
         mod_pos = mod_rank = None
+        pinned: list[int] = []
+        to_pin: set[int] = set()
         for attempt in range(8):
             # First every page missing; then, as a read for one transaction may evict a page another
             # transaction of the batch touched, the pages to be modified that went missing again (a
             # page is dirtied in the pool; a page only read was used when it was read).
             if attempt == 0:
                 miss_pos = np.flatnonzero(pool.where[pages] == 0)
+                if len(miss_pos) and int(nm_a.sum()):
+                    # The pages to be modified are buffer-fixed from their read (or now, if resident)
+                    # until they are dirtied below: in the server the mini-transaction that reads a
+                    # page modifies it under the same fix, so no other read can evict it in between.
+                    mod_pos, mod_rank = modified_layout(nr_a, nm_a)
+                    mod_pages = np.unique(pages[mod_pos])
+                    if n > 1 and len(mod_pages) > pool.frames_per_instance // 4:
+                        self._start_batch(pend[: n // 2])       # too many to fix at once: halves
+                        self._start_batch(pend[n // 2:])
+                        return
+                    resident = pool.where[mod_pages] != 0
+                    fix_now = mod_pages[resident & (pool.io_fix[mod_pages] == 0)]
+                    pool.io_fix[fix_now] = 1
+                    pinned = fix_now.tolist()
+                    to_pin = set(mod_pages[~resident].tolist())
             else:
                 if mod_pos is None:
                     mod_pos, mod_rank = modified_layout(nr_a, nm_a)
@@ -314,6 +331,7 @@ class UserThreads:
             free_wake = self.free_wake
             n_read = 0
             touched = set()
+            io_fix = pool.io_fix
             firsts = miss_pages[first]
             for page, j, i in zip(firsts.tolist(), owner[first].tolist(), inst_of[firsts].tolist()):
                 tr = ready[j]
@@ -325,6 +343,13 @@ class UserThreads:
                         free_wake()
                 else:
                     tf = self._get_free_block(i, tr)
+                    if tf is None:
+                        pool.adjust_old(touched)
+                        c.add("Innodb_buffer_pool_reads", n_read)
+                        c.add("Innodb_data_reads", n_read)
+                        pool.unfix(pinned)
+                        self._defer_batch(pend, tr)
+                        return
                     if tf > tr:
                         self._acc_interval(FREE_WAIT, tr, tf)
                         waited[j] += tf - tr
@@ -335,6 +360,9 @@ class UserThreads:
                     tr = read_done(tf)
                 cpu_extra[j] += read_cpu_s
                 add(page, tr, False)
+                if page in to_pin:
+                    io_fix[page] = 1
+                    pinned.append(page)
                 touched.add(i)
                 ready[j] = tr
                 n_read += 1
@@ -344,6 +372,7 @@ class UserThreads:
             if hits:
                 c.add("os_page_cache_read_hits", hits)
         else:
+            pool.unfix(pinned)
             if n > 1:
                 # The pool cannot hold every page of the batch at once (a tiny pool): halves.
                 self._start_batch(pend[: n // 2])
@@ -367,7 +396,10 @@ class UserThreads:
             span = np.repeat(b[1:] - b[:-1], nm_a)
             mod_lsn = np.repeat(b[:-1], nm_a) + (mod_rank * span) // m_rep
             pool.modify_lsns(pages[mod_pos], mod_lsn, np.repeat(b[1:], nm_a))
+        if pinned:
+            pool.io_fix[pinned] = 0                            # dirty now: the fix is released
         self.logsys.log_close()
+        self.logsys.check_capacity()
         for j in range(n):
             t, th = pend[j]
             self._account(th, t, RUN)
@@ -381,6 +413,16 @@ class UserThreads:
                 self.push(ready[j], _CPU, th)
             else:
                 self._cpu_phase(th, t)
+
+    def _defer_batch(self, pend: list, t: float) -> None:
+        """No frame can be freed at t: every transaction of the batch sleeps (buf_LRU_get_free_block's
+        os_thread_sleep) and starts again; the pages read so far stay in the pool, clean."""
+        retry = t + max(self.free_block_sleep_s, self.step_s)
+        for t0, th in pend:
+            if not self.resumed[th]:
+                self.txn_start[th] = t0            # the retry keeps the start: latency includes the wait
+            self._account(th, t0, FREE_WAIT)
+            self.push(max(retry, t0 + self.step_s), _RESUME, th)
 
     def _cpu_phase(self, th: int, t: float) -> None:
         cores = self.cores
@@ -423,8 +465,13 @@ class UserThreads:
 
     # -- buf_LRU_get_free_block -------------------------------------------------------------------
 
-    def _get_free_block(self, i: int, t: float) -> float:
-        """A frame in instance i for a page read at t; returns when the frame is available."""
+    def _get_free_block(self, i: int, t: float) -> float | None:
+        """A frame in instance i for a page read at t; returns when the frame is available.
+
+        None when no page of the instance can be freed now: every one is fixed, by a write in
+        flight or by the batch's own transactions (the server's thread sleeps and retries until
+        writes complete; the caller defers the batch, as those completions are simulated events).
+        """
         pool, c, s = self.pool, self.counters, self.s
         rounds = 0
         while True:
@@ -457,6 +504,9 @@ class UserThreads:
                 if self.s.doublewrite:
                     c.add("Innodb_dblwr_pages_written")
                     c.add("Innodb_dblwr_writes")
+            elif rounds > 0:
+                c.add("Innodb_buffer_pool_wait_free")
+                return None                                 # nothing clean, nothing writable: all fixed
             c.add("Innodb_buffer_pool_wait_free")
             rounds += 1
             if rounds > _MAX_FREE_ROUNDS:

@@ -283,6 +283,9 @@ class Server:
             if progress is not None:
                 progress(t / self.end_s)
         self.users.finish(self.end_s)
+        over = self.logsys.capacity_warning()
+        if over and over not in self.warnings:
+            self.warnings.append(over)
         wall = time.perf_counter() - t0
         return EngineResult(
             scenario=self.scn, settings=self.settings, limits=self.limits, profile=self.profile,
