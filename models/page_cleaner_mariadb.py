@@ -109,7 +109,10 @@ class PageCleanerMariaDB:
                 self.idle = True
                 self.async_lsn = 0
                 self._signal_done()
-                continue
+                if not self._need_lru():
+                    continue
+                # fully_unemployed, but free blocks run short: on to the LRU eviction below (a
+                # clean pool is evicted by the LRU batch; without it this loop would spin).
             oldest = self._oldest()
             n = 0
             if self.async_lsn > oldest:
