@@ -30,6 +30,7 @@ tick (`timestamp_granularity_s`): at most one commit per tick per file (section 
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -225,6 +226,25 @@ class Filesystem:
             for i in range(n_files)
         ]
         self.journal = Journal(env, device, spec.costs, self.host_s, spec.barriers)
+        # CPU cores for the copy out of the page cache (None: unlimited). A page-cache hit is CPU
+        # work only, so without cores N processes would read at N / copy time (IObench's fsync-mode
+        # reads of a cached data set: tens of millions per second).
+        self.cores: list[float] | None = None
+
+    def set_cores(self, n: int) -> None:
+        self.cores = [0.0] * max(1, n)
+
+    def _cpu(self, work_s: float):
+        """The event of `work_s` of CPU on the first core to free (FCFS, busy-until; the user
+        threads' cores work the same way)."""
+        env = self.env
+        cores = self.cores
+        if cores is None:
+            return env.timeout(work_s)
+        free = heapq.heappop(cores)
+        end = (env.now if free < env.now else free) + work_s
+        heapq.heappush(cores, end)
+        return env.timeout(end - env.now)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -365,7 +385,7 @@ class Filesystem:
         if xfs:
             yield from self._acquire(inode.lock, SHARED, tally)
         if cache_hit:
-            yield self.env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
+            yield self._cpu(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
         else:
             yield self._device_io(READ, size)
         if xfs:

@@ -51,6 +51,7 @@ _IOBENCH_FLAGS = {
     "--mount-options": ("hardware", "mount_options"),
     "--files": ("hardware", "data_files"),
     "--page-cache": ("hardware", "page_cache"),
+    "--cpu-cores": ("hardware", "cpu_cores"),
     "--workload": ("workload", "pattern"),
     "--bs": ("workload", "block_size"),
     "--procs": ("workload", "processes"),
@@ -72,6 +73,7 @@ def _iobench_scenario(args):
         "--bs": _split("--bs", args.bs), "--procs": _ints("--procs", args.procs),
         "--mode": _split("--mode", args.mode), "--duration": args.duration, "--warmup": args.warmup,
         "--data-size": args.data_size, "--page-cache": args.page_cache,
+        "--cpu-cores": int(args.cpu_cores) if args.cpu_cores.isdigit() else args.cpu_cores,
     }
     if args.seed is not None:
         if not args.seed.isdigit():
@@ -404,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--mount-options", default=None, help="default noatime,nodiratime,nobarrier")
     io.add_argument("--data-size", default="128G", help="data set size")
     io.add_argument("--page-cache", default="0", help="page cache for buffered reads")
+    io.add_argument("--cpu-cores", default="8", help="cores for the copies out of the page cache")
     io.add_argument("--duration", default="0.2s", help="measured simulated time per run")
     io.add_argument("--warmup", default="0.05s", help="simulated warm-up before measuring")
     io.add_argument("--seed", default=None, help="random seed (default 1)")

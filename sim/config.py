@@ -123,7 +123,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "page_cache": Key("page_cache_bytes", "size", 0, 0, 1 << 44,
                           doc="OS page cache for buffered files: iobench's fsync mode, and oltp data files unless "
                               "innodb_flush_method is O_DIRECT or O_DIRECT_NO_FSYNC (0: every read misses)"),
-        "cpu_cores": Key("cpu_cores", "int", 8, 1, 4096, doc="cores the user threads run on (oltp)"),
+        "cpu_cores": Key("cpu_cores", "int", 8, 1, 4096,
+                         doc="cores the user threads run on (oltp); iobench: cores for copies out of the page cache"),
     },
     "workload": {
         "kind": Key("kind", "choice", "iobench", choices=("iobench", "oltp")),

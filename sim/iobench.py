@@ -41,6 +41,7 @@ class IobenchCase:
     data_files: int = 1
     data_bytes: int = 128 << 30
     page_cache_bytes: int = 0
+    cpu_cores: int = 8
     duration_s: float = 0.2
     warmup_s: float = 0.05
     resolution_s: float = 0.01
@@ -93,6 +94,7 @@ def run_case(case: IobenchCase) -> IobenchResult:
     streams = np.random.SeedSequence(case.seed).spawn(case.processes + 1)
     device = Device(env, profile, np.random.default_rng(streams[0]))
     fs = Filesystem(env, device, spec, case.data_files)
+    fs.set_cores(case.cpu_cores)
     wl = IobenchSpec(case.pattern, case.block_bytes, case.processes, case.io_mode,
                      case.data_bytes, case.page_cache_bytes)
     files = DataFiles(case.data_files, case.data_bytes)
@@ -170,7 +172,7 @@ def cases_from_scenario(scn: Scenario) -> list[IobenchCase]:
         out.append(IobenchCase(
             device=hw.device, filesystem=fs, kernel=kernel, mount_options=hw.mount_options,
             io_mode=mode, pattern=pattern, block_bytes=bs, processes=procs, data_files=files,
-            data_bytes=wl.data_bytes, page_cache_bytes=hw.page_cache_bytes,
+            data_bytes=wl.data_bytes, page_cache_bytes=hw.page_cache_bytes, cpu_cores=hw.cpu_cores,
             duration_s=run.duration_s, warmup_s=run.warmup_s, resolution_s=run.resolution_s,
             seed=run.seed))
     return out

@@ -120,3 +120,16 @@ def test_data_files_spread_offsets_in_order():
     assert f.file_of_offset((1 << 30) - 1) == 0
     assert f.file_of_offset(1 << 30) == 1
     assert f.file_of_offset((4 << 30) - 1) == 3
+
+
+@pytest.mark.parametrize("cores", [1, 8, 24])
+def test_page_cache_reads_are_bounded_by_the_cores(cores):
+    """A cached read is a copy on a core: N processes read at most cores / copy time per second,
+    not N / copy time (256 processes once read 51M pages a second here)."""
+    case = IobenchCase(filesystem="xfs", kernel="modern", mount_options="noatime", io_mode="fsync",
+                       pattern="rrnd", block_bytes=4096, processes=256, data_bytes=64 << 20,
+                       page_cache_bytes=1 << 30, cpu_cores=cores, duration_s=0.02, warmup_s=0.005)
+    res = run_case(case)
+    copy_s = 3e-6 + 2e-6            # FsCosts copy_base_s + copy_per_page_s, one 4K page
+    assert res.iops == pytest.approx(cores / copy_s, rel=0.02)
+    assert res.lat_mean_s == pytest.approx(256 / res.iops, rel=0.05)      # Little's law
