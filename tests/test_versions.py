@@ -17,7 +17,7 @@ from sim.config import load_scenario, scenario_from_dict
 from sim.engine import Server
 from sim.metrics import summary
 from sim.run_output import resolved_toml
-from tests.test_engine import assert_engine_invariants, run_checked, small_doc
+from tests.test_engine import assert_engine_invariants, run_checked, small_doc, version_doc
 
 M = 1 << 20
 
@@ -177,18 +177,6 @@ def test_resolved_scenario_loads_back_for_every_version(version, tmp_path):
 
 
 # -- the engine under every version -------------------------------------------------------------
-
-def version_doc(version, **over):
-    doc = small_doc(server__version=version, **over)
-    if version.startswith("mariadb"):
-        for k in ("innodb_buffer_pool_instances", "innodb_log_files_in_group"):
-            doc["server"].pop(k, None)
-    if version in ("mysql-8.0.30", "mysql-8.4"):
-        doc["server"].pop("innodb_log_files_in_group", None)
-        size = doc["server"].pop("innodb_log_file_size")             # "4M" -> 2 x 4M, as two files
-        doc["server"]["innodb_redo_log_capacity"] = f"{2 * int(size[:-1])}{size[-1]}"
-    return doc
-
 
 @settings(max_examples=12, deadline=None)
 @given(version=st.sampled_from(VERSION_NAMES), trx=st.sampled_from([0, 1, 2]), dblwr=st.booleans(),
