@@ -212,7 +212,7 @@ class Tally:
 class Filesystem:
     """Data files on one filesystem over one device; SimPy generator paths for each I/O kind."""
 
-    def __init__(self, env, device: Device, spec: FsSpec, n_files: int) -> None:
+    def __init__(self, env, device: Device, spec: FsSpec, n_files: int, cpu_cores: int | None = None) -> None:
         if n_files < 1:
             raise ValueError("n_files must be >= 1")
         self.env = env
@@ -229,10 +229,7 @@ class Filesystem:
         # CPU cores for the copy out of the page cache (None: unlimited). A page-cache hit is CPU
         # work only, so without cores N processes would read at N / copy time (IObench's fsync-mode
         # reads of a cached data set: tens of millions per second).
-        self.cores: list[float] | None = None
-
-    def set_cores(self, n: int) -> None:
-        self.cores = [0.0] * max(1, n)
+        self.cores: list[float] | None = None if cpu_cores is None else [0.0] * max(1, cpu_cores)
 
     def _cpu(self, work_s: float):
         """The event of `work_s` of CPU on the first core to free (FCFS, busy-until; the user

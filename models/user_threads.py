@@ -283,39 +283,28 @@ class UserThreads:
         ready = [t for t, _ in pend]
         waited = [0.0] * n
         cpu_extra = [0.0] * n
-        starts = None
         mod_pos = mod_rank = None
         pinned: list[int] = []
-        to_pin: set[int] = set()
-        for attempt in range(8):
-            # First every page missing; then, as a read for one transaction may evict a page another
-            # transaction of the batch touched, the pages to be modified that went missing again (a
-            # page is dirtied in the pool; a page only read was used when it was read).
-            if attempt == 0:
-                miss_pos = np.flatnonzero(pool.where[pages] == 0)
-                if len(miss_pos) and int(nm_a.sum()):
-                    # The pages to be modified are buffer-fixed from their read (or now, if resident)
-                    # until they are dirtied below: in the server the mini-transaction that reads a
-                    # page modifies it under the same fix, so no other read can evict it in between.
-                    mod_pos, mod_rank = modified_layout(nr_a, nm_a)
-                    mod_pages = np.unique(pages[mod_pos])
-                    if n > 1 and len(mod_pages) > pool.frames_per_instance // 4:
-                        self._start_batch(pend[: n // 2])       # too many to fix at once: halves
-                        self._start_batch(pend[n // 2:])
-                        return
-                    resident = pool.where[mod_pages] != 0
-                    fix_now = mod_pages[resident & (pool.io_fix[mod_pages] == 0)]
-                    pool.io_fix[fix_now] = 1
-                    pinned = fix_now.tolist()
-                    to_pin = set(mod_pages[~resident].tolist())
-            else:
-                if mod_pos is None:
-                    mod_pos, mod_rank = modified_layout(nr_a, nm_a)
-                miss_pos = mod_pos[pool.where[pages[mod_pos]] == 0]
-            if not len(miss_pos):
-                break
-            if starts is None:
-                starts = np.cumsum([0] + sizes[:-1])
+        miss_pos = np.flatnonzero(pool.where[pages] == 0)
+        if len(miss_pos):
+            to_pin: set[int] = set()
+            if int(nm_a.sum()):
+                # The pages to be modified are buffer-fixed from their read (or now, if resident)
+                # until they are dirtied below: in the server the mini-transaction that reads a page
+                # modifies it under the same fix, so no other read of the batch can evict it between
+                # (a page only read was used when it was read).
+                mod_pos, mod_rank = modified_layout(nr_a, nm_a)
+                mod_pages = np.unique(pages[mod_pos])
+                if n > 1 and len(mod_pages) > pool.frames_per_instance // 4:
+                    self._start_batch(pend[: n // 2])           # too many to fix at once: halves
+                    self._start_batch(pend[n // 2:])
+                    return
+                resident = pool.where[mod_pages] != 0
+                fix_now = mod_pages[resident & (pool.io_fix[mod_pages] == 0)]
+                pool.io_fix[fix_now] = 1
+                pinned = fix_now.tolist()
+                to_pin = set(mod_pages[~resident].tolist())
+            starts = np.cumsum([0] + sizes[:-1])
             owner = np.searchsorted(starts, miss_pos, side="right") - 1
             miss_pages = pages[miss_pos]
             _, first = np.unique(miss_pages, return_index=True)
@@ -332,6 +321,7 @@ class UserThreads:
             n_read = 0
             touched = set()
             io_fix = pool.io_fix
+            deferred_at = None
             firsts = miss_pages[first]
             for page, j, i in zip(firsts.tolist(), owner[first].tolist(), inst_of[firsts].tolist()):
                 tr = ready[j]
@@ -343,13 +333,9 @@ class UserThreads:
                         free_wake()
                 else:
                     tf = self._get_free_block(i, tr)
-                    if tf is None:
-                        pool.adjust_old(touched)
-                        c.add("Innodb_buffer_pool_reads", n_read)
-                        c.add("Innodb_data_reads", n_read)
-                        pool.unfix(pinned)
-                        self._defer_batch(pend, tr)
-                        return
+                    if tf is None:                              # every frame fixed: the batch waits
+                        deferred_at = tr
+                        break
                     if tf > tr:
                         self._acc_interval(FREE_WAIT, tr, tf)
                         waited[j] += tf - tr
@@ -371,14 +357,10 @@ class UserThreads:
             c.add("Innodb_data_reads", n_read)
             if hits:
                 c.add("os_page_cache_read_hits", hits)
-        else:
-            pool.unfix(pinned)
-            if n > 1:
-                # The pool cannot hold every page of the batch at once (a tiny pool): halves.
-                self._start_batch(pend[: n // 2])
-                self._start_batch(pend[n // 2:])
+            if deferred_at is not None:
+                pool.unfix(pinned)
+                self._defer_batch(pend, deferred_at)
                 return
-            raise RuntimeError("buffer pool too small for the pages of one transaction")
         if pool.lru_order_matters:
             pool.touch(pages, t_last)                          # LRU upkeep of the hits
         # The transactions' mini-transactions, in start order: redo appended, pages dirtied.
@@ -504,10 +486,9 @@ class UserThreads:
                 if self.s.doublewrite:
                     c.add("Innodb_dblwr_pages_written")
                     c.add("Innodb_dblwr_writes")
-            elif rounds > 0:
-                c.add("Innodb_buffer_pool_wait_free")
-                return None                                 # nothing clean, nothing writable: all fixed
             c.add("Innodb_buffer_pool_wait_free")
+            if not dirty and rounds > 0:
+                return None                                 # nothing clean, nothing writable: all fixed
             rounds += 1
             if rounds > _MAX_FREE_ROUNDS:
                 raise RuntimeError(f"buffer pool instance {i}: no free block after {rounds} rounds "

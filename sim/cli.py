@@ -312,10 +312,9 @@ def _calibrate_trace(args) -> int:
         raise InputError("innosim calibrate trace", "--scenario", "is required",
                          "the scenario (server, hardware, workload) the trace was measured on")
     out = Path(args.output) if args.output else None
-    if out is not None and (out.is_dir() or out.suffix != ".toml"):
-        raise InputError(str(out), "-o", "is a directory" if out.is_dir() else "the fitted scenario is TOML",
-                         "a file path ending in .toml")
     if out is not None:
+        if out.suffix != ".toml" and not out.is_dir():
+            raise InputError(str(out), "-o", "the fitted scenario is TOML", "a file path ending in .toml")
         check_output_file(out, "-o", "a file path ending in .toml, in an existing directory")
     if args.plot:
         check_output_file(Path(args.plot), "--plot", "a PNG file path in an existing directory")

@@ -93,8 +93,7 @@ def run_case(case: IobenchCase) -> IobenchResult:
     env = simpy.Environment()
     streams = np.random.SeedSequence(case.seed).spawn(case.processes + 1)
     device = Device(env, profile, np.random.default_rng(streams[0]))
-    fs = Filesystem(env, device, spec, case.data_files)
-    fs.set_cores(case.cpu_cores)
+    fs = Filesystem(env, device, spec, case.data_files, cpu_cores=case.cpu_cores)
     wl = IobenchSpec(case.pattern, case.block_bytes, case.processes, case.io_mode,
                      case.data_bytes, case.page_cache_bytes)
     files = DataFiles(case.data_files, case.data_bytes)
