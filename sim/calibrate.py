@@ -3,14 +3,24 @@
 Method (shared/research/fs-device.md 2.2-2.5):
 1. Host path: `host_overhead_s` = median submission latency (lat - clat); fio's own time between
    I/Os of a thread (think time Z = N/X - R, Little's law) = median over jobs.
+0. Jobs: the device model is one of random I/O (InnoDB's page reads and writes), so sequential jobs
+   (rw=read, write, rw/readwrite) are left out of the fit wherever random jobs of the same kind
+   (reads, writes, mixed) exist: a drive's read-ahead serves sequential 4K reads several times
+   faster than random ones (shared/data/fio/rpi-hothanh7-nvme: 12 against 51 us at QD1). They are
+   reported as not used, and used only for a kind that has no random job.
 2. Per (operation, block size) class of single-operation jobs: QD1 latency from the shallowest job;
    units k (shared by the device), unit assignment per operation (pooled or striped) and capacity C
    per class minimise the squared log error of throughput over the measured outstanding counts,
    using exact mean-value analysis of the closed loop (striped: k symmetric queues, visit 1/k;
    pooled: Seidmann's approximation of a k-server queue) with a delay station for the pipeline,
    host path and think time. scipy's bounded scalar minimiser finds C.
+   A class measured at one outstanding I/O only says nothing of its capacity: it keeps the share
+   of its QD1 latency that is service time in the classes measured at depth (median, same
+   operation first), C = k / (share x R0), and the profile's description names it.
 3. Service spread `service_cv` from the QD1 p99 of the class; a depth curve where throughput falls
-   past its peak; the 50/50 mixed capacity from randrw jobs.
+   past its peak; the 50/50 mixed capacity from randrw jobs deep enough to saturate the device
+   (a 50/50 job whose closed loop, on the fitted pure classes, would stay under 90% of their mixed
+   capacity measures latency, not capacity, and is not used for it).
 4. The fitted profile is then run in the simulator itself (the model users get) for every job;
    the report and the held-out rows come from those runs.
 """
@@ -67,6 +77,37 @@ class ClassData:
     points: list[tuple[int, float]]       # (outstanding, measured IOPS), median per outstanding
     qd1_latency_s: float                  # device latency (clat) of the shallowest job
     qd1_p99_s: float
+
+    @property
+    def at_depth(self) -> bool:
+        """Measured with more than one I/O outstanding (else its capacity cannot be fitted)."""
+        return self.points[-1][0] > 1
+
+
+SEQUENTIAL_RW = ("read", "write", "rw", "readwrite")
+NOT_USED = "not used"
+
+
+def is_sequential(job: FioJob) -> bool:
+    return job.rw in SEQUENTIAL_RW
+
+
+def job_kind(job: FioJob) -> str:
+    """read, write or mixed: what a job measures of the device."""
+    return READ if job.read_share >= 1.0 else WRITE if job.read_share <= 0.0 else "mixed"
+
+
+def select_jobs(jobs: list[FioJob]) -> tuple[list[FioJob], list[tuple[FioJob, str]], frozenset[str]]:
+    """(jobs to fit, [(job, why not used)], kinds fitted to sequential jobs for want of random ones)."""
+    random_kinds = {job_kind(j) for j in jobs if not is_sequential(j)}
+    used, unused = [], []
+    for j in jobs:
+        if is_sequential(j) and job_kind(j) in random_kinds:
+            unused.append((j, f"{NOT_USED}: sequential (rw={j.rw}); the model is fitted to random I/O"))
+        else:
+            used.append(j)
+    seq_kinds = frozenset(job_kind(j) for j in used if is_sequential(j))
+    return used, unused, seq_kinds
 
 
 def _direction(job: FioJob):
@@ -134,18 +175,51 @@ class DeviceFit:
     profile: dict
     think_s: float
     fit_error: float
+    unused: tuple[tuple[FioJob, str], ...] = ()   # jobs left out of the fit, with the reason
+    sequential_kinds: frozenset[str] = frozenset()  # kinds fitted to sequential jobs (no random ones)
+    notes: tuple[str, ...] = ()                      # what the fit assumed or left out, for the description
+
+    def why_unused(self, job: FioJob) -> str | None:
+        """Why the fitted model does not speak for this job (None: it does)."""
+        if is_sequential(job) and job_kind(job) not in self.sequential_kinds:
+            return f"{NOT_USED}: sequential (rw={job.rw}); the model is fitted to random I/O"
+        return None
+
+
+def _service_share(cd: ClassData, k: int, capacity: float) -> float:
+    """The part of the class's QD1 latency that is service time on a unit: (k / C) / R0."""
+    return (k / capacity) / cd.qd1_latency_s
+
+
+def _mixed_saturated(job: FioJob, doc_classes: dict, k: int, striped: bool, delay_s: float) -> bool:
+    """Whether a 50/50 job ran deep enough to measure the mixed capacity: its closed loop on the
+    pure classes (mix multiplier 1) reaches 90% of their mixed capacity."""
+    r = doc_classes[READ].get(str(job.block_bytes))
+    w = doc_classes[WRITE].get(str(job.block_bytes))
+    if r is None or w is None:
+        return False
+    c_mix = 1.0 / (0.5 / r["capacity_iops"] + 0.5 / w["capacity_iops"])
+    r0 = 0.5 * (r["latency_qd1_s"] + w["latency_qd1_s"])
+    service = k / c_mix
+    x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - service) + delay_s, striped)
+    return bool(x[-1] >= 0.9 * c_mix)
 
 
 def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
     """Fit a profile document (validated by models.device.profile_from_dict) to fio jobs."""
     if not jobs:
         raise InputError(source, "", "no fio jobs to fit")
+    jobs, unused, seq_kinds = select_jobs(jobs)
     classes = _classes(jobs)
     ops = {cd.op for cd in classes.values()}
     if ops != {READ, WRITE}:
         missing = ({READ, WRITE} - ops).pop()
         raise InputError(source, "", f"no single-operation {missing} jobs (rw=rand{missing} or {missing})",
                          "fio results with both random reads and random writes")
+    deep = {key: cd for key, cd in classes.items() if cd.at_depth}
+    if not deep:
+        raise InputError(source, "", "every job ran one I/O at a time (iodepth x numjobs = 1), so the device's "
+                         "internal parallelism cannot be told", "fio results at several queue depths")
     host = statistics.median(max(0.0, (_direction(j) or j.read).lat.mean_s - (_direction(j) or j.read).clat.mean_s)
                              for j in jobs)
     think = statistics.median(max(0.0, j.outstanding / j.iops
@@ -153,14 +227,14 @@ def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
                               for j in jobs)
     best = None
     for k in K_CANDIDATES:
-        if any(k / (cd.points[-1][1] * 3.0) > cd.qd1_latency_s for cd in classes.values()):
+        if any(k / (cd.points[-1][1] * 3.0) > cd.qd1_latency_s for cd in deep.values()):
             continue   # k units cannot fit inside the QD1 latency of some class
         total, choice = 0.0, {}
         for op in (READ, WRITE):
             op_best = None
             for a in ASSIGNMENTS:
                 e_sum, caps = 0.0, {}
-                for key, cd in classes.items():
+                for key, cd in deep.items():
                     if cd.op != op:
                         continue
                     c, e = _fit_capacity(cd, k, a == "striped", host + think)
@@ -177,9 +251,18 @@ def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
     if best is None or not math.isfinite(best[0]):
         raise InputError(source, "", "no unit count fits every class", "fio results of one device")
     total, k, choice = best
+    caps = {key: c for op in (READ, WRITE) for key, c in choice[op][2].items()}
+    shares = {op: [_service_share(deep[key], k, caps[key]) for key in deep if key[0] == op] for op in (READ, WRITE)}
+    notes = []
+    for key, cd in classes.items():
+        if key in caps:
+            continue
+        share = statistics.median(shares[cd.op] or shares[READ] + shares[WRITE])
+        caps[key] = k / (share * cd.qd1_latency_s)
+        notes.append(f"{cd.op} {cd.block_bytes} B measured at queue depth 1 only: capacity {caps[key]:,.0f} IOPS "
+                     f"assumes {share:.0%} of its QD1 latency is service time, as in the classes measured at depth")
     doc_classes: dict[str, dict[str, dict]] = {READ: {}, WRITE: {}}
     for key, cd in classes.items():
-        _, assignment, caps = choice[cd.op]
         c = caps[key]
         service = k / c
         pipeline = max(0.0, cd.qd1_latency_s - service)
@@ -191,19 +274,31 @@ def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
         if curve:
             entry["depth_curve"] = [[cd.points[peak][0], round(min(1.0, xs[peak] / c), 3)]] + curve
         doc_classes[cd.op][str(cd.block_bytes)] = entry
-    mixed = {}
+    assignment = {op: choice[op][1] for op in (READ, WRITE)}
+    mixed, shallow_mixed = {}, 0
     for j in jobs:
         if 0.0 < j.read_share < 1.0 and abs(j.read_share - 0.5) < 1e-9:
+            if not _mixed_saturated(j, doc_classes, k, "striped" in assignment.values(), host + think):
+                shallow_mixed += 1
+                continue
             mixed[str(j.block_bytes)] = max(mixed.get(str(j.block_bytes), 0.0), round(j.iops, 1))
+    if shallow_mixed:
+        notes.append(f"{shallow_mixed} 50/50 job(s) too shallow to saturate the device: not used for the mixed "
+                     "capacity")
+    if seq_kinds:
+        notes.append("fitted to sequential jobs for " + ", ".join(sorted(seq_kinds)) + " (no random ones)")
+    if unused:
+        notes.append(f"{len(unused)} sequential job(s) not used (random jobs of the same kind exist)")
     doc = {"name": name, "source": source,
-           "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs",
+           "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs"
+                          + "".join(f"; {n}" for n in notes),
            "parallelism": k, "host_overhead_s": host,
-           "unit_assignment": {op: choice[op][1] for op in (READ, WRITE)},
+           "unit_assignment": assignment,
            "classes": doc_classes}
     if mixed:
         doc["mixed_capacity_iops"] = mixed
     profile_from_dict(doc, f"fitted profile {name}")     # the fit must itself be a valid profile
-    return DeviceFit(doc, think, total)
+    return DeviceFit(doc, think, total, tuple(unused), seq_kinds, tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -316,11 +411,13 @@ def split_holdout(jobs: list[FioJob], spec: str | None) -> tuple[list[FioJob], l
 
 @dataclass(frozen=True)
 class Calibration:
-    """A fit and its check: the profile, the jobs it was fitted on and held out, every job rerun."""
+    """A fit and its check: the profile, the jobs it was fitted on and held out, every job rerun,
+    and the jobs the model does not speak for (with the reason)."""
     fit: DeviceFit
     train: list[FioJob]
     held: list[FioJob]
     preds: list[JobPrediction]
+    unused: tuple[tuple[FioJob, str], ...] = ()
 
     @property
     def holdout_rows(self) -> list[dict]:
@@ -328,11 +425,23 @@ class Calibration:
 
 
 def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str) -> Calibration:
-    """Fit on the jobs not held out, then simulate every job on the fitted profile."""
+    """Fit on the jobs not held out, then simulate every job the fitted profile speaks for."""
     train, held = split_holdout(jobs, holdout)
     fit = fit_device(train, name, source)
-    preds = [simulate_job(fit.profile, j, fit.think_s) for j in train + held]
-    return Calibration(fit, train, held, preds)
+    unused = list(fit.unused)
+    held_ok = []
+    for j in held:
+        why = fit.why_unused(j)
+        if why is None:
+            held_ok.append(j)
+        else:
+            unused.append((j, why))
+    if held and not held_ok:
+        raise InputError("--holdout", "", f"every job with {holdout} is sequential and the model is fitted to "
+                         "random I/O", "a job option that random jobs have")
+    used = [j for j in train if fit.why_unused(j) is None]
+    preds = [simulate_job(fit.profile, j, fit.think_s) for j in used + held_ok]
+    return Calibration(fit, used, held_ok, preds, tuple(unused))
 
 
 REPORT_COLUMNS = ("job", "set", "rw", "block_bytes", "outstanding", "iops_measured", "iops_fitted",
@@ -350,4 +459,9 @@ def report_rows(cal: Calibration) -> list[dict]:
             j.iops, p.iops, measured_mean(j) * 1e6, p.lat_mean_s * 1e6,
             measured_latency(j, 50.0) * 1e6, p.lat_p50_s * 1e6, measured_latency(j, 99.0) * 1e6,
             p.lat_p99_s * 1e6, measured_latency(j, 99.9) * 1e6, p.lat_p999_s * 1e6))))
+    for j, why in cal.unused:
+        rows.append(dict(zip(REPORT_COLUMNS, (
+            j.label(), why, j.rw, j.block_bytes, j.outstanding, j.iops, math.nan, measured_mean(j) * 1e6, math.nan,
+            measured_latency(j, 50.0) * 1e6, math.nan, measured_latency(j, 99.0) * 1e6, math.nan,
+            measured_latency(j, 99.9) * 1e6, math.nan))))
     return rows

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -274,8 +275,11 @@ def _cmd_calibrate(args) -> int:
     else:
         header = ("job", "set", "IOPS meas", "IOPS fit", "mean us", "fit", "p50 us", "fit", "p99 us", "fit",
                   "p99.9 us", "fit")
-        table = [(r["job"], r["set"], f"{r['iops_measured']:,.0f}", f"{r['iops_fitted']:,.0f}",
-                  *(f"{r[f'lat_{q}_us_{k}']:.0f}" for q in ("mean", "p50", "p99", "p999")
+        def num(x: float, fmt: str) -> str:
+            return format(x, fmt) if math.isfinite(x) else "-"
+
+        table = [(r["job"], r["set"], num(r["iops_measured"], ",.0f"), num(r["iops_fitted"], ",.0f"),
+                  *(num(r[f"lat_{q}_us_{k}"], ".0f") for q in ("mean", "p50", "p99", "p999")
                     for k in ("measured", "fitted")))
                  for r in report_rows(cal)]
         print(format_rows(header, table))

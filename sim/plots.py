@@ -217,6 +217,7 @@ def fio_fit_figure(report):
     import pandas as pd
 
     df = pd.DataFrame(report)
+    df = df[df["set"].isin(("fit", "held out"))]      # jobs the fitted model speaks for
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
     for n, ((rw, bs), g) in enumerate(df.groupby(["rw", "block_bytes"], sort=True)):
         g = g.sort_values("outstanding")

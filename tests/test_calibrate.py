@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from models.device import load_profile
 from models.errors import InputError
-from sim.calibrate import (fit_device, holdout_rows, mva_throughput, simulate_job, split_holdout)
+from sim.calibrate import (NOT_USED, calibrate_fio, fit_device, holdout_rows, mva_throughput, report_rows,
+                           simulate_job, split_holdout)
 from sim.cli import main
 from sim.fio import DirectionStats, FioJob, LatencyStats
 
@@ -30,17 +31,18 @@ def test_mva_closed_forms():
     assert np.allclose(mva_throughput(50, 1, 40e-6, 60e-6, True), mva_throughput(50, 1, 40e-6, 60e-6, False))
 
 
-def synthetic_job(profile_doc, op, n, numjobs=1, seed=1):
+def synthetic_job(profile_doc, op, n, numjobs=1, seed=1, rw=None, bs=4096):
     """A fio result as the simulator would measure it for `n` outstanding I/Os."""
-    shell = FioJob(source="synthetic", name="s", fio_version="fio-3.33", rw="rand" + op, block_bytes=4096,
+    shell = FioJob(source="synthetic", name="s", fio_version="fio-3.33", rw=rw or "rand" + op, block_bytes=bs,
                    iodepth=n // numjobs, numjobs=numjobs, direct=True, ioengine="io_uring",
                    read_share=1.0 if op == "read" else 0.0,
-                   options={"iodepth": str(n // numjobs), "numjobs": str(numjobs)}, read=None, write=None, clones=1)
+                   options={"iodepth": str(n // numjobs), "numjobs": str(numjobs), "rw": rw or "rand" + op,
+                            "bs": str(bs)}, read=None, write=None, clones=1)
     p = simulate_job(profile_doc, shell, 0.0, seed=seed, target_ios=6000)
     host = profile_doc["host_overhead_s"]
     clat = LatencyStats(p.lat_mean_s - host, {50.0: p.lat_p50_s - host, 99.0: p.lat_p99_s - host})
     lat = LatencyStats(p.lat_mean_s, {50.0: p.lat_p50_s, 99.0: p.lat_p99_s})
-    d = DirectionStats(ios=int(p.iops * 10), iops=p.iops, bw_bytes_s=p.iops * 4096, lat=lat, clat=clat)
+    d = DirectionStats(ios=int(p.iops * 10), iops=p.iops, bw_bytes_s=p.iops * bs, lat=lat, clat=clat)
     return FioJob(**{**shell.__dict__, "read": d if op == "read" else None, "write": d if op == "write" else None})
 
 
@@ -112,6 +114,98 @@ def test_cli_calibrate_bad_input(capsys, tmp_path):
 
 
 def test_shipped_fitted_profiles_load():
-    for name in ("intel-d3-s4610", "samsung-pm883", "sabrent-rocket4plus"):
+    for name in ("intel-d3-s4610", "samsung-pm883", "sabrent-rocket4plus", "rpi-hothanh7-nvme"):
         p = load_profile(name)
         assert "Repository" in p.source and "held out" in p.description
+
+
+def _depth_jobs(truth, ops=("read", "write"), depths=(1, 2, 4, 8, 16, 32, 64)):
+    return [synthetic_job(truth, op, n) for op in ops for n in depths]
+
+
+def test_sequential_jobs_are_left_out_where_random_ones_exist(capsys, tmp_path):
+    truth = known_profile(2, 100_000, 80_000, 100e-6, 60e-6, "striped", "pooled")
+    # A drive's read-ahead: sequential reads four times as fast as random ones.
+    seq = known_profile(2, 400_000, 80_000, 25e-6, 60e-6, "pooled", "pooled")
+    random_jobs = _depth_jobs(truth)
+    seq_jobs = [synthetic_job(seq, "read", n, rw="read") for n in (1, 4, 16)]
+    alone = fit_device(random_jobs, "fit", "synthetic")
+    fit = fit_device(random_jobs + seq_jobs, "fit", "synthetic")
+    assert fit.profile["classes"] == alone.profile["classes"]
+    assert [j for j, _ in fit.unused] == seq_jobs and all(NOT_USED in why for _, why in fit.unused)
+    assert "3 sequential job(s) not used" in fit.profile["description"]
+    cal = calibrate_fio(random_jobs + seq_jobs, None, "fit", "synthetic")
+    rows = report_rows(cal)
+    assert len(rows) == len(random_jobs) + 3 and len(cal.preds) == len(random_jobs)
+    unused_rows = [r for r in rows if r["set"].startswith(NOT_USED)]
+    assert len(unused_rows) == 3 and all(np.isnan(r["iops_fitted"]) for r in unused_rows)
+    # Holding out only sequential jobs leaves nothing the model can predict.
+    tagged = [FioJob(**{**j.__dict__, "options": {**j.options, "tag": "seq"}}) for j in seq_jobs]
+    with pytest.raises(InputError, match="sequential"):
+        calibrate_fio(random_jobs + tagged, "tag=seq", "fit", "synthetic")
+    # Sequential jobs alone for an operation are still used for it, and the profile says so.
+    seq_writes = [synthetic_job(truth, "write", n, rw="write") for n in (1, 2, 4, 8, 16, 32, 64)]
+    only_seq_writes = fit_device(_depth_jobs(truth, ops=("read",)) + seq_writes, "fit", "synthetic")
+    assert not only_seq_writes.unused and only_seq_writes.sequential_kinds == {"write"}
+    assert "fitted to sequential jobs for write" in only_seq_writes.profile["description"]
+
+
+def test_cli_marks_unused_jobs_without_fitted_figures(capsys, tmp_path):
+    from tests.fio_synth import fio_run_set
+    files = []
+    for name, data in fio_run_set(depths=(1, 2, 4, 8, 16, 32)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        files.append(str(path))
+    doc = json.loads((tmp_path / files[0].split("/")[-1]).read_text())
+    doc["jobs"][0]["job options"]["rw"] = "read"
+    (tmp_path / "seq.json").write_text(json.dumps(doc))
+    assert main(["calibrate", "fio", *files, str(tmp_path / "seq.json")]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("seq.json"))
+    assert "not used: sequential (rw=read)" in line and line.split()[-1] == "-"
+
+
+def test_a_class_measured_at_queue_depth_one_keeps_the_service_share_of_the_deep_classes():
+    truth = known_profile(2, 100_000, 80_000, 100e-6, 60e-6, "striped", "pooled")
+    truth["classes"]["read"]["16384"] = {"capacity_iops": 40_000, "latency_qd1_s": 180e-6, "service_cv": 0.3}
+    jobs = _depth_jobs(truth) + [synthetic_job(truth, "read", 1, bs=16384)]
+    fit = fit_device(jobs, "fit", "synthetic")
+    k = fit.profile["parallelism"]
+    cls = fit.profile["classes"]["read"]
+    share = (k / cls["4096"]["capacity_iops"]) / cls["4096"]["latency_qd1_s"]
+    assert cls["16384"]["capacity_iops"] == pytest.approx(k / (share * cls["16384"]["latency_qd1_s"]), rel=1e-3)
+    assert "read 16384 B measured at queue depth 1 only" in fit.profile["description"]
+    # Without any job at depth the parallelism cannot be told: one clear error.
+    with pytest.raises(InputError, match="one I/O at a time"):
+        fit_device([synthetic_job(truth, op, 1) for op in ("read", "write")], "fit", "synthetic")
+
+
+def test_shallow_mixed_jobs_do_not_set_the_mixed_capacity():
+    truth = known_profile(2, 100_000, 80_000, 100e-6, 60e-6, "striped", "pooled")
+    jobs = _depth_jobs(truth)
+
+    def mixed(n, iops):
+        j = jobs[0]
+        d = DirectionStats(ios=1000, iops=iops / 2, bw_bytes_s=iops / 2 * 4096, lat=j.read.lat, clat=j.read.clat)
+        return FioJob(**{**j.__dict__, "rw": "randrw", "read_share": 0.5, "iodepth": n,
+                         "options": {**j.options, "iodepth": str(n), "rw": "randrw"}, "read": d, "write": d})
+
+    # At QD1 a 50/50 job runs at its latency, far under the device's mixed capacity.
+    shallow = fit_device(jobs + [mixed(1, 12_000)], "fit", "synthetic")
+    assert "mixed_capacity_iops" not in shallow.profile
+    assert "too shallow" in shallow.profile["description"]
+    deep = fit_device(jobs + [mixed(64, 70_000)], "fit", "synthetic")
+    assert deep.profile["mixed_capacity_iops"] == {"4096": 70_000.0}
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/data/fio is not beside the project")
+def test_rpi_nvme_set_sequential_reads_left_out_and_queue_depth_predicted():
+    from sim.fio import read_fio_json
+    jobs = [j for f in sorted((DATA / "rpi-hothanh7-nvme").glob("*.json")) for j in read_fio_json(f)]
+    cal = calibrate_fio(jobs, "iodepth=16", "rpi", "test")
+    assert len(cal.unused) == 10 and all(j.rw in ("read", "write") for j, _ in cal.unused)
+    # Random 4K reads at QD1 take ~40-51 us; the sequential ones (read-ahead) 12 us must not set it.
+    assert cal.fit.profile["classes"]["read"]["4096"]["latency_qd1_s"] > 35e-6
+    iops = next(r for r in cal.holdout_rows if r["metric"] == "iops")
+    assert abs(iops["rel_error"]) <= 0.15
