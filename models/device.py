@@ -175,7 +175,10 @@ def profile_from_dict(data: dict, src: str) -> DeviceProfile:
                     f"parallelism <= capacity_iops x latency_qd1_s = {cap * lat:.2f}")
             classes[op][int(size_key)] = OpClass(cap, lat, cv, tuple(curve))
     mixed: dict[int, float] = {}
-    for size_key, cap in (data.get("mixed_capacity_iops") or {}).items():
+    mixed_raw = data.get("mixed_capacity_iops") or {}
+    if not isinstance(mixed_raw, dict):
+        raise InputError(src, "mixed_capacity_iops", "must map block sizes in bytes to IOPS")
+    for size_key, cap in mixed_raw.items():
         if not str(size_key).isdigit():
             raise InputError(src, f"mixed_capacity_iops.{size_key}", "block size key must be bytes")
         mixed[int(size_key)] = _num(src, f"mixed_capacity_iops.{size_key}", cap, 1.0, 1e9)

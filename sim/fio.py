@@ -26,6 +26,7 @@ FIO_DEFAULTS = {"iodepth": "1", "numjobs": "1", "bs": "4k", "direct": "0", "rw":
 RW_READ_SHARE = {"read": 1.0, "randread": 1.0, "write": 0.0, "randwrite": 0.0}
 MIXED_RW = ("rw", "readwrite", "randrw")
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+MAX_OUTSTANDING = 65536          # I/Os in flight per job (iodepth x numjobs) that a fit and its replay take
 
 
 def _read_text(path: Path) -> str:
@@ -132,6 +133,36 @@ def _json_documents(text: str, src: str) -> list[dict]:
     return docs
 
 
+def _num(value: object, src: str, path: str) -> float:
+    """A JSON number of fio's output: finite and not negative; anything else is one clear error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(src, path, f"{value!r} is not a number", "a number >= 0")
+    if not math.isfinite(value) or value < 0:
+        raise InputError(src, path, f"{value!r} is out of range", "a finite number >= 0")
+    return float(value)
+
+
+def _obj(value: object, src: str, path: str, default: dict | None = None) -> dict:
+    """A JSON object of fio's output (None or absent: `default`)."""
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, dict):
+        raise InputError(src, path, f"{str(value)[:40]!r} is not an object", "a JSON object as fio writes it")
+    return value
+
+
+def _number_map(obj: dict, key: str, src: str, path: str) -> list[tuple[float, float]]:
+    """fio's {"<number>": number} maps (percentiles, json+ bins) as (key, value) pairs."""
+    out = []
+    for k, value in _obj(obj.get(key), src, f"{path}.{key}", {}).items():
+        try:
+            at = float(k)
+        except ValueError:
+            raise InputError(src, f"{path}.{key}", f"key {k!r} is not a number") from None
+        out.append((at, _num(value, src, f"{path}.{key}.{k}")))
+    return out
+
+
 def _latency(d: dict, kind: str, src: str, path: str) -> LatencyStats | None:
     """`kind` in (lat, clat, slat): ns keys (fio 3.x) first, us keys (fio 2.x) x 1e-6 else."""
     if f"{kind}_ns" in d:
@@ -142,16 +173,9 @@ def _latency(d: dict, kind: str, src: str, path: str) -> LatencyStats | None:
         return None
     if not isinstance(obj, dict) or "mean" not in obj:
         raise InputError(src, f"{path}.{kind}", "has no mean")
-    pct = {}
-    for key, value in (obj.get("percentile") or {}).items():
-        try:
-            q = float(key)
-        except ValueError:
-            raise InputError(src, f"{path}.{kind}.percentile", f"key {key!r} is not a number") from None
-        if q > 0 and value:
-            pct[round(q, 6)] = float(value) * scale
-    bins = {float(k) * scale: int(v) for k, v in (obj.get("bins") or {}).items() if int(v) > 0}
-    return LatencyStats(float(obj["mean"]) * scale, pct, bins)
+    pct = {round(q, 6): v * scale for q, v in _number_map(obj, "percentile", src, f"{path}.{kind}") if q > 0 and v}
+    bins = {at * scale: int(n) for at, n in _number_map(obj, "bins", src, f"{path}.{kind}") if n > 0}
+    return LatencyStats(_num(obj["mean"], src, f"{path}.{kind}.mean") * scale, pct, bins)
 
 
 def _pool_latency(parts: list[tuple[int, LatencyStats]]) -> LatencyStats:
@@ -174,19 +198,27 @@ def _direction(entries: list[dict], op: str, src: str, name: str) -> DirectionSt
         d = e.get(op)
         if not isinstance(d, dict):
             continue
-        ios = int(d.get("total_ios", 0))
-        iops = float(d.get("iops", 0.0))
+        path = f"jobs[{name}].{op}"
+        ios = int(_num(d.get("total_ios", 0), src, f"{path}.total_ios"))
+        iops = _num(d.get("iops", 0.0), src, f"{path}.iops")
         if iops <= 0 and ios <= 0:
             continue
-        path = f"jobs[{name}].{op}"
+        if iops <= 0:
+            raise InputError(src, f"{path}.iops", f"is 0 while total_ios is {ios}", "the rate of the I/Os counted")
         lat = _latency(d, "lat", src, path)
         clat = _latency(d, "clat", src, path)
         if lat is None and clat is None:
             raise InputError(src, path, "has neither lat/clat (fio 2.x) nor lat_ns/clat_ns (fio 3.x)")
+        if (clat or lat).mean_s <= 0:
+            raise InputError(src, f"{path}.{'clat' if clat else 'lat'}", "mean latency is 0 for I/O that was done",
+                             "the mean completion latency fio measured (> 0)")
         if lat is None:   # fio 2.x without lat: lat = slat + clat in mean
             slat = _latency(d, "slat", src, path)
             lat = LatencyStats(clat.mean_s + (slat.mean_s if slat else 0.0), clat.percentiles_s, clat.bins_s)
-        bw = float(d.get("bw_bytes", float(d.get("bw", 0.0)) * 1024.0))
+        if "bw_bytes" in d:
+            bw = _num(d["bw_bytes"], src, f"{path}.bw_bytes")
+        else:
+            bw = _num(d.get("bw", 0.0), src, f"{path}.bw") * 1024.0
         parts.append((ios, iops, bw, lat, clat or lat))
     if not parts:
         return None
@@ -209,24 +241,33 @@ def fio_jobs_from_text(text: str, src: str) -> list[FioJob]:
     jobs: list[FioJob] = []
     for doc in _json_documents(text, src):
         version = str(doc.get("fio version", "unknown"))
-        global_opts = {k: str(v) for k, v in (doc.get("global options") or {}).items()}
+        global_opts = {k: str(v) for k, v in _obj(doc.get("global options"), src, "global options", {}).items()}
         groups: dict[tuple, list[dict]] = {}
+        if not isinstance(doc["jobs"], list):
+            raise InputError(src, "jobs", "is not a list", "the list of jobs fio writes")
         for i, entry in enumerate(doc["jobs"]):
             if not isinstance(entry, dict) or "jobname" not in entry:
                 raise InputError(src, f"jobs[{i}]", "is not a fio job object")
             if "mixed" in entry and "read" not in entry:
                 raise InputError(src, f"jobs[{i}].mixed", "unified_rw_reporting output has no per-direction data",
                                  "fio output with separate read and write sections")
-            groups.setdefault((entry["jobname"], entry.get("groupid", 0)), []).append(entry)
+            groups.setdefault((str(entry["jobname"]), str(entry.get("groupid", 0))), []).append(entry)
         for (name, _), entries in groups.items():
             opts = dict(FIO_DEFAULTS)
             opts.update(global_opts)
-            opts.update({k: str(v) for k, v in (entries[0].get("job options") or {}).items()})
+            opts.update({k: str(v) for k, v in
+                         _obj(entries[0].get("job options"), src, f"jobs[{name}].job options", {}).items()})
             rw = opts["rw"].split(":")[0]
             if rw in RW_READ_SHARE:
                 share = RW_READ_SHARE[rw]
             elif rw in MIXED_RW:
-                share = float(opts.get("rwmixread", "50")) / 100.0
+                try:
+                    share = float(opts.get("rwmixread", "50")) / 100.0
+                except ValueError:
+                    share = math.nan
+                if not 0.0 <= share <= 1.0:
+                    raise InputError(src, f"jobs[{name}].job options.rwmixread", f"{opts['rwmixread']!r} is not a "
+                                     "percentage", "0 to 100")
             else:
                 raise InputError(src, f"jobs[{name}].job options.rw", f"{rw!r} is not a read/write workload",
                                  "read, write, randread, randwrite, rw, randrw")
@@ -236,10 +277,17 @@ def fio_jobs_from_text(text: str, src: str) -> list[FioJob]:
                 numjobs = int(opts["numjobs"])
             except ValueError:
                 raise InputError(src, f"jobs[{name}].job options", "bs, iodepth or numjobs is not a number") from None
+            if bs <= 0 or iodepth < 1 or numjobs < 1 or iodepth * numjobs > MAX_OUTSTANDING:
+                raise InputError(src, f"jobs[{name}].job options", f"bs={opts['bs']}, iodepth={iodepth}, "
+                                 f"numjobs={numjobs}", f"bs > 0, iodepth >= 1, numjobs >= 1, iodepth x numjobs "
+                                 f"<= {MAX_OUTSTANDING:,} (what innosim fits and replays)")
             read = _direction(entries, "read", src, name)
             write = _direction(entries, "write", src, name)
             if read is None and write is None:
                 raise InputError(src, f"jobs[{name}]", "did no I/O")
+            if (share == 1.0 and read is None) or (share == 0.0 and write is None):
+                raise InputError(src, f"jobs[{name}]", f"rw={rw} but it did no {'read' if share else 'write'}s",
+                                 "a job whose I/O matches its rw option")
             jobs.append(FioJob(source=src, name=str(name), fio_version=version, rw=rw, block_bytes=bs,
                                iodepth=iodepth, numjobs=numjobs, direct=opts["direct"] in ("1", "true"),
                                ioengine=opts["ioengine"], read_share=share, options=opts, read=read,
@@ -306,15 +354,23 @@ def read_fio_log(path: str | Path, fio_major: int = 3, kind: str | None = None) 
     except ValueError:
         raise InputError(src, "", "time, value, ddir and bs columns must be numbers") from None
     offset = prio = None
+
+    def prio_value(c: str) -> int:
+        return int(c, 16) if c.lower().startswith("0x") else int(c)
+
     if width >= 5:
         fifth = [r[4] for r in rows]
         looks_prio = any(c.lower().startswith("0x") for c in fifth) or set(fifth) <= {"0", "1"}
-        if width == 5 and looks_prio:
-            prio = np.array([int(c, 16) if c.lower().startswith("0x") else int(c) for c in fifth])
-        else:
-            offset = np.array([int(c) for c in fifth])
-            if width >= 6:
-                prio = np.array([int(r[5], 16) if r[5].lower().startswith("0x") else int(r[5]) for r in rows])
+        try:
+            if width == 5 and looks_prio:
+                prio = np.array([prio_value(c) for c in fifth])
+            else:
+                offset = np.array([int(c) for c in fifth])
+                if width >= 6:
+                    prio = np.array([prio_value(r[5]) for r in rows])
+        except ValueError:
+            raise InputError(src, "", "offset and priority columns must be whole numbers (priority may be hex)",
+                             "time, value, ddir, bs[, offset][, prio]") from None
     if kind in ("lat", "clat", "slat"):
         v = v * (1e-9 if fio_major >= 3 else 1e-6)
     elif kind == "bw":

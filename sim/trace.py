@@ -138,10 +138,11 @@ def per_second(end_s: np.ndarray, rates: dict[str, np.ndarray], gauges: dict[str
 
 # -- sysbench ------------------------------------------------------------------------------------
 
+_NUM = r"\d+(?:\.\d+)?"          # a decimal as the benchmark tools print it
 _SB_LINE = re.compile(
-    r"^\[\s*(?P<t>[\d.]+)s\s*\]\s+thds:\s*(?P<thds>\d+)\s+tps:\s*(?P<tps>[\d.]+)\s+qps:\s*(?P<qps>[\d.]+)\s+"
-    r"\(r/w/o:\s*(?P<r>[\d.]+)/(?P<w>[\d.]+)/(?P<o>[\d.]+)\)\s+lat\s+\(ms,(?P<pct>[^)]+)\):\s*(?P<lat>[\d.]+)\s+"
-    r"err/s:?\s*(?P<err>[\d.]+)\s+reconn/s:\s*(?P<reconn>[\d.]+)")
+    rf"^\[\s*(?P<t>{_NUM})s\s*\]\s+thds:\s*(?P<thds>\d+)\s+tps:\s*(?P<tps>{_NUM})\s+qps:\s*(?P<qps>{_NUM})\s+"
+    rf"\(r/w/o:\s*(?P<r>{_NUM})/(?P<w>{_NUM})/(?P<o>{_NUM})\)\s+lat\s+\(ms,(?P<pct>[^)]+)\):\s*(?P<lat>{_NUM})\s+"
+    rf"err/s:?\s*(?P<err>{_NUM})\s+reconn/s:\s*(?P<reconn>{_NUM})")
 
 
 def read_sysbench(text: str, src: str) -> Trace:
@@ -171,8 +172,8 @@ def read_sysbench(text: str, src: str) -> Trace:
 # -- tpcc-mysql ----------------------------------------------------------------------------------
 
 _TPCC_LINE = re.compile(
-    r"^\s*(?P<t>\d+),\s*(?:(?P<phase>[a-z-]+),\s*)?trx:\s*(?P<no>\d+),\s*95%:\s*(?P<p95>[\d.]+),\s*"
-    r"99%:\s*(?P<p99>[\d.]+),\s*max_rt:\s*(?P<max>[\d.]+),\s*(?P<rest>.*)$")
+    rf"^\s*(?P<t>\d+),\s*(?:(?P<phase>[a-z-]+),\s*)?trx:\s*(?P<no>\d+),\s*95%:\s*(?P<p95>{_NUM}),\s*"
+    rf"99%:\s*(?P<p99>{_NUM}),\s*max_rt:\s*(?P<max>{_NUM}),\s*(?P<rest>.*)$")
 
 
 def read_tpcc(text: str, src: str) -> Trace:
@@ -184,7 +185,7 @@ def read_tpcc(text: str, src: str) -> Trace:
         if m is None:
             raise InputError(src, f"line {n}", f"not a tpcc-mysql interval line: {line.strip()[:80]!r}",
                              "  10, trx: N, 95%: ms, 99%: ms, max_rt: ms, N|ms, N|ms, N|ms, N|ms")
-        others = re.findall(r"(\d+)\|([\d.]+)", m["rest"])
+        others = re.findall(rf"(\d+)\|({_NUM})", m["rest"])
         if len(others) != 4:
             raise InputError(src, f"line {n}", "expected four count|max_rt pairs after max_rt",
                              "payment, order-status, delivery, stock-level")

@@ -174,3 +174,53 @@ def test_log_gzip_and_errors(tmp_path):
     empty.write_text("")
     with pytest.raises(InputError, match="empty"):
         read_fio_log(empty)
+
+
+def _with(job: dict, path: tuple, value) -> dict:
+    """A copy of a fio3_job with one field (by key path) replaced; None as the value deletes it."""
+    job = json.loads(json.dumps(job))
+    node = job
+    for k in path[:-1]:
+        node = node[k]
+    if value is None:
+        node.pop(path[-1])
+    else:
+        node[path[-1]] = value
+    return job
+
+
+@pytest.mark.parametrize("doc,where,match", [
+    # Found by mutating the real data sets (each raised TypeError / ValueError / AttributeError).
+    ({"jobs": {"a": 1}}, "jobs", "is not a list"),
+    ({"global options": True, "jobs": [fio3_job()]}, "global options", "is not an object"),
+    ({"jobs": [_with(fio3_job(), ("job options",), 7)]}, "jobs[job].job options", "is not an object"),
+    ({"jobs": [_with(fio3_job(), ("read", "clat_ns", "percentile"), 1.5)]}, "jobs[job].read.clat.percentile",
+     "is not an object"),
+    ({"jobs": [_with(fio3_job(), ("read", "iops"), {"x": 1})]}, "jobs[job].read.iops", "is not a number"),
+    ({"jobs": [_with(fio3_job(), ("read", "total_ios"), "x")]}, "jobs[job].read.total_ios", "is not a number"),
+    ({"jobs": [_with(fio3_job(), ("read", "clat_ns", "mean"), [1])]}, "jobs[job].read.clat.mean", "is not a number"),
+    ({"jobs": [_with(fio3_job(bins={"1000": 1}), ("read", "clat_ns", "bins", "1000"), "x")]},
+     "jobs[job].read.clat.bins.1000", "is not a number"),
+    ({"jobs": [_with(fio3_job(), ("read", "bw_bytes"), -5)]}, "jobs[job].read.bw_bytes", "out of range"),
+    ({"jobs": [_with(fio3_job(), ("read", "iops"), 0)]}, "jobs[job].read.iops", "total_ios is 60000"),
+    ({"jobs": [_with(fio3_job(), ("read", "clat_ns", "mean"), 0)]}, "jobs[job].read.clat", "mean latency is 0"),
+    ({"jobs": [fio3_job(clone_opts={"iodepth": "0"})]}, "jobs[job].job options", "iodepth >= 1"),
+    ({"jobs": [fio3_job(clone_opts={"iodepth": "1024", "numjobs": "128"})]}, "jobs[job].job options", "65,536"),
+    ({"jobs": [fio3_job(clone_opts={"rw": "randrw", "rwmixread": "x"})]}, "jobs[job].job options.rwmixread",
+     "not a percentage"),
+    ({"jobs": [fio3_job(clone_opts={"rw": "randrw", "rwmixread": "250"})]}, "jobs[job].job options.rwmixread",
+     "0 to 100"),
+    ({"jobs": [fio3_job(rw="randwrite", clone_opts={"rw": "randread"})]}, "jobs[job]", "did no reads"),
+])
+def test_malformed_fields_get_one_error_naming_them(tmp_path, doc, where, match):
+    p = write_json(tmp_path, {"fio version": "fio-3.33", **doc})
+    with pytest.raises(InputError, match=match) as err:
+        read_fio_json(p)
+    assert err.value.field == where and err.value.source == str(p)
+
+
+def test_log_with_a_bad_offset_or_priority_column(tmp_path):
+    p = tmp_path / "o_clat.1.log"
+    p.write_text("1000, 50000, 0, 4096, 8192, 1\n2000, 50000, 0, 4096, 8x92, 1\n")
+    with pytest.raises(InputError, match="offset and priority columns"):
+        read_fio_log(p)

@@ -163,6 +163,10 @@ def test_merge_takes_each_column_from_the_first_trace_that_has_it():
     (b"\x00\x01\x02binary junk", "binary"),
     (b"hello world\n", "not a recognised trace"),
     (b"[ 1s ] thds: 4 tps: 10.00 qps: garbage\n", "line 1"),
+    # A number with two decimal points (found by mutating the live example; it raised ValueError).
+    (b"[ 1s ] thds: 4 tps: 23.521172.68 qps: 470.43 (r/w/o: 329.30/94.09/47.04) lat (ms,95%): 1.00 "
+     b"err/s: 0.00 reconn/s: 0.00\n", "line 1"),
+    (b"  10, trx: 5, 95%: 1.0.0, 99%: 2.0, max_rt: 3.0, 5|1.0, 1|1, 1|1, 1|1\n", "line 1"),
     (b"  10, trx: 5, 95%: 1.0, 99%: 2.0, max_rt: 3.0, 5|1.0\n", "line 1"),
     (b"  20, trx: 5, 95%: 1, 99%: 2, max_rt: 3, 1|1, 1|1, 1|1, 1|1\n"
      b"  10, trx: 5, 95%: 1, 99%: 2, max_rt: 3, 1|1, 1|1, 1|1, 1|1\n", "do not increase"),

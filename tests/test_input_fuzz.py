@@ -1,0 +1,9 @@
+"""A short fixed-seed round of validation/fuzz_inputs.py: damaged fio results and logs, traces,
+scenarios and device profiles each end in one InputError, never another exception."""
+
+from validation.fuzz_inputs import fuzz
+
+
+def test_damaged_inputs_give_input_errors_only():
+    failures = fuzz(seed=7, iterations=400)
+    assert not failures, "\n".join(f"{f.kind}: {f.error} at {f.where} ({f.sample})" for f in failures)
