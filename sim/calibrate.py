@@ -253,14 +253,17 @@ def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
     total, k, choice = best
     caps = {key: c for op in (READ, WRITE) for key, c in choice[op][2].items()}
     shares = {op: [_service_share(deep[key], k, caps[key]) for key in deep if key[0] == op] for op in (READ, WRITE)}
-    notes = []
-    for key, cd in classes.items():
+    notes, extrapolated = [], {}
+    for key, cd in sorted(classes.items()):
         if key in caps:
             continue
         share = statistics.median(shares[cd.op] or shares[READ] + shares[WRITE])
         caps[key] = k / (share * cd.qd1_latency_s)
-        notes.append(f"{cd.op} {cd.block_bytes} B measured at queue depth 1 only: capacity {caps[key]:,.0f} IOPS "
-                     f"assumes {share:.0%} of its QD1 latency is service time, as in the classes measured at depth")
+        extrapolated.setdefault(share, []).append(f"{cd.op} {cd.block_bytes} B ({caps[key]:,.0f} IOPS)")
+    for share, names in extrapolated.items():
+        notes.append("measured at queue depth 1 only, capacity extrapolated: " + ", ".join(names)
+                     + f"; each takes {share:.0%} of its QD1 latency as service time, as the classes measured at "
+                     "depth do")
     doc_classes: dict[str, dict[str, dict]] = {READ: {}, WRITE: {}}
     for key, cd in classes.items():
         c = caps[key]

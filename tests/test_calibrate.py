@@ -175,7 +175,7 @@ def test_a_class_measured_at_queue_depth_one_keeps_the_service_share_of_the_deep
     cls = fit.profile["classes"]["read"]
     share = (k / cls["4096"]["capacity_iops"]) / cls["4096"]["latency_qd1_s"]
     assert cls["16384"]["capacity_iops"] == pytest.approx(k / (share * cls["16384"]["latency_qd1_s"]), rel=1e-3)
-    assert "read 16384 B measured at queue depth 1 only" in fit.profile["description"]
+    assert "measured at queue depth 1 only, capacity extrapolated: read 16384 B" in fit.profile["description"]
     # Without any job at depth the parallelism cannot be told: one clear error.
     with pytest.raises(InputError, match="one I/O at a time"):
         fit_device([synthetic_job(truth, op, 1) for op in ("read", "write")], "fit", "synthetic")
