@@ -50,3 +50,18 @@ def test_metrics_and_checks_on_a_short_run():
     assert flushing.evaluate(row, {"t": run}).ok is False
     with pytest.raises(ValueError):
         flushing.metric_value("nonsense", run, 1.0)
+
+
+def test_device_sensitivity_variant_is_the_assumed_profile_with_one_figure_changed(tmp_path):
+    import json
+
+    from models.device import load_profile
+    from validation.device_sensitivity import PROFILE, variant_profile
+
+    path = variant_profile(4500, None, tmp_path)
+    base, doc = json.loads(PROFILE.read_text()), json.loads(path.read_text())
+    assert doc["classes"]["write"]["16384"]["capacity_iops"] == 4500
+    doc["classes"]["write"]["16384"]["capacity_iops"] = base["classes"]["write"]["16384"]["capacity_iops"]
+    assert {k: v for k, v in doc.items() if k not in ("name", "description")} == \
+        {k: v for k, v in base.items() if k not in ("name", "description")}
+    assert load_profile(str(path)).op_class("write", 16384).capacity_iops == 4500

@@ -1,0 +1,84 @@
+"""How the 12-core DBT2 rows of `validate flushing` depend on the assumed storage.
+
+The seed's 12-core box is described only in words ("my disks are not very fast", and after the
+summer the same box "did not show any QPS drops anymore" because its "storage started to work
+better"), so `seed-12core-disks-2012` is an assumption. This reruns every flushing row whose
+scenarios run on it (the seed-dbt2-* scenarios but the 32-core ones) with that profile's random
+16K write capacity, and optionally its QD1 latency, replaced, and prints each row per variant.
+Nothing is fitted: the rows and scenarios are the suite's own, the device is the only change.
+
+Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from validation.flushing import SCENARIO_DIR, evaluate, load_reference  # noqa: E402
+
+PROFILE = ROOT / "models" / "profiles" / "seed-12core-disks-2012.json"
+PAGE = "16384"
+
+
+def variant_profile(write_iops: float, latency_s: float | None, folder: Path) -> Path:
+    doc = copy.deepcopy(json.loads(PROFILE.read_text()))
+    cls = doc["classes"]["write"][PAGE]
+    cls["capacity_iops"] = write_iops
+    if latency_s is not None:
+        cls["latency_qd1_s"] = latency_s
+    doc["name"] = f"{doc['name']}-w{write_iops:g}"
+    doc["description"] = f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py."
+    path = folder / f"w{write_iops:g}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _run(args: tuple[str, str]) -> tuple[tuple[str, str], dict]:
+    from sim.config import load_scenario
+    from sim.engine import Server
+    from sim.metrics import frame
+
+    name, device = args
+    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=[f"hardware.device={device}"])
+    res = Server(scn).run()
+    return (name, device), {"name": name, "sec": frame(res, 1.0), "ten": frame(res, 10.0),
+                            "sync_age": res.limits.max_modified_age_sync, "capacity": res.redo_capacity_bytes}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write-iops", type=float, nargs="+", required=True,
+                    help="random 16K write capacities to try (the profile has 3000)")
+    ap.add_argument("--latency-ms", type=float, default=None, help="QD1 write latency (the profile has 1.4)")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    rows = [r for r in load_reference() if r.scenario.startswith("seed-dbt2-") and "32core" not in r.scenario]
+    names = sorted({r.scenario for r in rows} | {r.b for r in rows if r.b})
+    with tempfile.TemporaryDirectory(prefix="innosim-devsens-") as tmp:
+        latency = None if args.latency_ms is None else args.latency_ms / 1000.0
+        devices = {w: str(variant_profile(w, latency, Path(tmp))) for w in args.write_iops}
+        with ProcessPoolExecutor(max(1, args.jobs)) as ex:
+            runs = dict(ex.map(_run, [(n, d) for d in devices.values() for n in names]))
+    for w, device in devices.items():
+        results = [evaluate(r, {n: runs[(n, device)] for n in names}) for r in rows]
+        passed = sum(1 for x in results if x.ok is True)
+        failed = sum(1 for x in results if x.ok is False)
+        print(f"random 16K writes {w:g}/s: {passed} passed, {failed} failed")
+        for x in results:
+            verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")
+            print(f"    {x.row.id:36s} published {x.published!s:>22}  simulated {x.simulated:10.4g}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
