@@ -315,6 +315,25 @@ def test_calibrate_page_fits_uploaded_fio_results():
     assert "Download profile JSON" in [b.proto.label for b in at.get("download_button")]
 
 
+def test_calibrate_page_names_the_sequential_jobs_it_leaves_out():
+    import json as _json
+
+    from fio_synth import fio_run_set
+
+    files = [(name, data, "application/json") for name, data in fio_run_set(depths=(1, 2, 4, 8, 16, 32))]
+    doc = _json.loads(files[0][1])
+    doc["jobs"][0]["job options"]["rw"] = "read"          # a sequential copy of a random read job
+    files.append(("seq.json", _json.dumps(doc).encode(), "application/json"))
+    at = AppTest.from_function(_calibrate, default_timeout=180).run()
+    at.file_uploader[0].set_value(files).run()
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    report = at.dataframe[0].value
+    unused = report[report["set"].str.startswith("not used")]
+    assert len(unused) == 1 and unused.iloc[0]["rw"] == "read"
+    assert any("1 job(s) not used (not used: sequential (rw=read)" in c.value for c in at.caption)
+
+
 def test_calibrate_page_bad_files_show_the_error():
     at = AppTest.from_function(_calibrate, default_timeout=60).run()
     at.file_uploader[0].set_value(("broken.json", b"{not json", "application/json")).run()

@@ -16,7 +16,7 @@ import streamlit as st
 
 from models.errors import InputError
 from sim.app.settings import SCENARIO_DIR, shipped_oltp_scenarios
-from sim.calibrate import calibrate_fio, holdout_summary, report_rows
+from sim.calibrate import NOT_USED, calibrate_fio, holdout_summary, report_rows
 from sim.fio import read_fio_json_bytes
 from sim.plots import fio_fit_figure
 from sim.trace_fit import DEFAULT_FIT, FITTABLE, SERIES_NAMES
@@ -49,6 +49,10 @@ def show_fit(out: dict, name: str) -> None:
     c[2].metric("host path (us)", f"{prof['host_overhead_s'] * 1e6:.1f}")
     c[3].metric("fio think time (us)", f"{out['think_s'] * 1e6:.1f}")
     st.caption(f"unit assignment: {prof['unit_assignment']}")
+    unused = [r for r in out["report"] if r["set"].startswith(NOT_USED)]
+    if unused:
+        st.caption(f"{len(unused)} job(s) not used ({unused[0]['set'].split(';')[0]}, ...): the device model is "
+                   "fitted to random I/O. The profile's description lists what the fit assumed.")
     report = pd.DataFrame(out["report"])
     figure_block("Measured and fitted: IOPS and p99 latency against outstanding I/Os", fio_fit_figure(out["report"]),
                  report, f"{name}-fit", caption="Markers: measured (hollow: held out of the fit); lines: the "
