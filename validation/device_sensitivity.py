@@ -7,7 +7,11 @@ scenarios run on it (the seed-dbt2-* scenarios but the 32-core ones) with that p
 16K write capacity, and optionally its QD1 latency, replaced, and prints each row per variant.
 Nothing is fitted: the rows and scenarios are the suite's own, the device is the only change.
 
-Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4] [--jobs 2]
+`--set section.key=value` (repeatable) changes a setting of every run as well, to see how the rows
+move with the device and, say, the workload together.
+
+Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4]
+       [--set workload.hot_data_pct=3 ...] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -43,13 +47,13 @@ def variant_profile(write_iops: float, latency_s: float | None, folder: Path) ->
     return path
 
 
-def _run(args: tuple[str, str]) -> tuple[tuple[str, str], dict]:
+def _run(args: tuple[str, str, tuple[str, ...]]) -> tuple[tuple[str, str], dict]:
     from sim.config import load_scenario
     from sim.engine import Server
     from sim.metrics import frame
 
-    name, device = args
-    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=[f"hardware.device={device}"])
+    name, device, extra = args
+    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=[f"hardware.device={device}", *extra])
     res = Server(scn).run()
     return (name, device), {"name": name, "sec": frame(res, 1.0), "ten": frame(res, 10.0),
                             "sync_age": res.limits.max_modified_age_sync, "capacity": res.redo_capacity_bytes}
@@ -60,6 +64,8 @@ def main() -> int:
     ap.add_argument("--write-iops", type=float, nargs="+", required=True,
                     help="random 16K write capacities to try (the profile has 3000)")
     ap.add_argument("--latency-ms", type=float, default=None, help="QD1 write latency (the profile has 1.4)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for every run, as innosim run --set")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     rows = [r for r in load_reference() if r.scenario.startswith("seed-dbt2-") and "32core" not in r.scenario]
@@ -68,12 +74,12 @@ def main() -> int:
         latency = None if args.latency_ms is None else args.latency_ms / 1000.0
         devices = {w: str(variant_profile(w, latency, Path(tmp))) for w in args.write_iops}
         with ProcessPoolExecutor(max(1, args.jobs)) as ex:
-            runs = dict(ex.map(_run, [(n, d) for d in devices.values() for n in names]))
+            runs = dict(ex.map(_run, [(n, d, tuple(args.set)) for d in devices.values() for n in names]))
     for w, device in devices.items():
         results = [evaluate(r, {n: runs[(n, device)] for n in names}) for r in rows]
         passed = sum(1 for x in results if x.ok is True)
         failed = sum(1 for x in results if x.ok is False)
-        print(f"random 16K writes {w:g}/s: {passed} passed, {failed} failed")
+        print(f"random 16K writes {w:g}/s{''.join(f', {x}' for x in args.set)}: {passed} passed, {failed} failed")
         for x in results:
             verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")
             print(f"    {x.row.id:36s} published {x.published!s:>22}  simulated {x.simulated:10.4g}  {verdict}")
