@@ -97,13 +97,17 @@ def job_kind(job: FioJob) -> str:
     return READ if job.read_share >= 1.0 else WRITE if job.read_share <= 0.0 else "mixed"
 
 
+def sequential_reason(job: FioJob) -> str:
+    return f"{NOT_USED}: sequential (rw={job.rw}); the model is fitted to random I/O"
+
+
 def select_jobs(jobs: list[FioJob]) -> tuple[list[FioJob], list[tuple[FioJob, str]], frozenset[str]]:
     """(jobs to fit, [(job, why not used)], kinds fitted to sequential jobs for want of random ones)."""
     random_kinds = {job_kind(j) for j in jobs if not is_sequential(j)}
     used, unused = [], []
     for j in jobs:
         if is_sequential(j) and job_kind(j) in random_kinds:
-            unused.append((j, f"{NOT_USED}: sequential (rw={j.rw}); the model is fitted to random I/O"))
+            unused.append((j, sequential_reason(j)))
         else:
             used.append(j)
     seq_kinds = frozenset(job_kind(j) for j in used if is_sequential(j))
@@ -182,7 +186,7 @@ class DeviceFit:
     def why_unused(self, job: FioJob) -> str | None:
         """Why the fitted model does not speak for this job (None: it does)."""
         if is_sequential(job) and job_kind(job) not in self.sequential_kinds:
-            return f"{NOT_USED}: sequential (rw={job.rw}); the model is fitted to random I/O"
+            return sequential_reason(job)
         return None
 
 
@@ -427,8 +431,9 @@ class Calibration:
         return holdout_rows([p for p in self.preds if p.job in self.held])
 
 
-def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str) -> Calibration:
-    """Fit on the jobs not held out, then simulate every job the fitted profile speaks for."""
+def fit_with_holdout(jobs: list[FioJob], holdout: str | None, name: str, source: str):
+    """Fit on the jobs not held out. Returns (fit, jobs fitted, held-out jobs the model speaks for,
+    ((job, why), ...) for the jobs it does not)."""
     train, held = split_holdout(jobs, holdout)
     fit = fit_device(train, name, source)
     unused = list(fit.unused)
@@ -443,8 +448,14 @@ def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: st
         raise InputError("--holdout", "", f"every job with {holdout} is sequential and the model is fitted to "
                          "random I/O", "a job option that random jobs have")
     used = [j for j in train if fit.why_unused(j) is None]
-    preds = [simulate_job(fit.profile, j, fit.think_s) for j in used + held_ok]
-    return Calibration(fit, used, held_ok, preds, tuple(unused))
+    return fit, used, held_ok, tuple(unused)
+
+
+def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str) -> Calibration:
+    """Fit on the jobs not held out, then simulate every job the fitted profile speaks for."""
+    fit, used, held, unused = fit_with_holdout(jobs, holdout, name, source)
+    preds = [simulate_job(fit.profile, j, fit.think_s) for j in used + held]
+    return Calibration(fit, used, held, preds, unused)
 
 
 REPORT_COLUMNS = ("job", "set", "rw", "block_bytes", "outstanding", "iops_measured", "iops_fitted",

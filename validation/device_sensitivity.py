@@ -17,7 +17,6 @@ Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--la
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 import tempfile
@@ -28,14 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from validation.flushing import SCENARIO_DIR, evaluate, load_reference  # noqa: E402
+from validation.flushing import _run_one, evaluate, load_reference  # noqa: E402
 
 PROFILE = ROOT / "models" / "profiles" / "seed-12core-disks-2012.json"
 PAGE = "16384"
 
 
 def variant_profile(write_iops: float, latency_s: float | None, folder: Path) -> Path:
-    doc = copy.deepcopy(json.loads(PROFILE.read_text()))
+    doc = json.loads(PROFILE.read_text())
     cls = doc["classes"]["write"][PAGE]
     cls["capacity_iops"] = write_iops
     if latency_s is not None:
@@ -48,15 +47,8 @@ def variant_profile(write_iops: float, latency_s: float | None, folder: Path) ->
 
 
 def _run(args: tuple[str, str, tuple[str, ...]]) -> tuple[tuple[str, str], dict]:
-    from sim.config import load_scenario
-    from sim.engine import Server
-    from sim.metrics import frame
-
     name, device, extra = args
-    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=[f"hardware.device={device}", *extra])
-    res = Server(scn).run()
-    return (name, device), {"name": name, "sec": frame(res, 1.0), "ten": frame(res, 10.0),
-                            "sync_age": res.limits.max_modified_age_sync, "capacity": res.redo_capacity_bytes}
+    return (name, device), _run_one(name, (f"hardware.device={device}", *extra))
 
 
 def main() -> int:

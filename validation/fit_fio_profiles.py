@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.calibrate import TARGETS, calibrate_fio, fit_device
+from sim.calibrate import TARGETS, fit_device, fit_with_holdout, holdout_rows, simulate_job
 from sim.fio import read_fio_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,8 @@ def main() -> None:
         jobs = [j for f in files for j in read_fio_json(f)]
         rows = []
         for spec in holdouts:
-            rows += calibrate_fio(jobs, spec, name, "cross-check").holdout_rows
+            fit, _, held, _ = fit_with_holdout(jobs, spec, name, "cross-check")
+            rows += holdout_rows([simulate_job(fit.profile, j, fit.think_s) for j in held])
         summary = []
         for metric in TARGETS:
             sel = [r for r in rows if r["metric"] == metric]

@@ -51,13 +51,13 @@ def load_reference(text: str | None = None) -> list[Row]:
     return rows
 
 
-def _run_one(name: str) -> dict:
-    """Run one scenario; return what the metrics need (picklable)."""
+def _run_one(name: str, overrides: tuple[str, ...] = ()) -> dict:
+    """Run one scenario (with `--set` style overrides); return what the metrics need (picklable)."""
     from sim.config import load_scenario
     from sim.engine import Server
     from sim.metrics import frame
 
-    scn = load_scenario(SCENARIO_DIR / f"{name}.toml")
+    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=list(overrides))
     res = Server(scn).run()
     return {"name": name, "sec": frame(res, 1.0), "ten": frame(res, 10.0), "wall_s": res.wall_s,
             "simulated_s": res.n_ticks * res.tick_s, "sync_age": res.limits.max_modified_age_sync,
