@@ -21,6 +21,7 @@ Counters: Innodb_dblwr_pages_written, Innodb_dblwr_writes.
 from __future__ import annotations
 
 from models import detached
+from models.fil import contiguous_runs
 
 TRX_SYS_DOUBLEWRITE_BLOCK_SIZE = 64
 DOUBLEWRITE_BATCH_PAGES = 120          # srv_doublewrite_batch_size (5.6)
@@ -100,9 +101,15 @@ class Doublewrite56:
         self.counters.add("Innodb_dblwr_writes")
         self.pending = len(pages)
         self.issued += len(pages)
-        for page, flush_type, kind in pages:
-            done = yield from self.fil.submit_page(int(self.space_of[page]))
-            detached.start_waiting(self.env, self._complete(done, page, flush_type, kind, True))
+        yield from self._submit(pages, lambda done, page, ft, kind: self._complete(done, page, ft, kind, True))
+
+    def _submit(self, pages, complete):
+        """Post every page's write, adjacent pages as one request where the block layer merges them
+        (models.fil.contiguous_runs); `complete(done, page, flush_type, kind)` follows each page."""
+        for run in contiguous_runs(pages, self.space_of, self.fil.merge_pages):
+            done = yield from self.fil.submit_page(int(self.space_of[run[0][0]]), len(run))
+            for page, flush_type, kind in run:
+                detached.start_waiting(self.env, complete(done, page, flush_type, kind))
 
     def _post(self, page: int, flush_type: int, kind: str, batch: bool):
         """Without doublewrite: the flushing thread submits the page write itself (SimPy generator)."""
@@ -192,9 +199,7 @@ class Doublewrite80(Doublewrite56):
         self.batch_pending[key] = len(pages)
         self.issued += len(pages)
         self.pending += len(pages)
-        for page, flush_type, kind in pages:
-            done = yield from self.fil.submit_page(int(self.space_of[page]))
-            detached.start_waiting(env, self._complete_key(done, key, page, flush_type, kind))
+        yield from self._submit(pages, lambda done, page, ft, kind: self._complete_key(done, key, page, ft, kind))
 
     def _complete_key(self, done, key, page: int, flush_type: int, kind: str):
         yield done

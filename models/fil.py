@@ -24,6 +24,12 @@
   flight, FIFO, and each holds ext4 2012's i_mutex to completion. Simplified: the handler threads
   do not merge adjacent pages into one write. The doublewrite blocks are synchronous writes of the
   flushing thread either way (buf_dblwr_flush_buffered_writes).
+* Block-layer merging (device profile `merge_adjacent_writes`): the page writes of one doublewrite
+  batch are posted within microseconds, so they sit in the I/O scheduler's queue together, sorted
+  by address, and adjacent ones are merged into one request of up to max_sectors_kb
+  (MAX_MERGED_BYTES; `contiguous_runs`). That is what makes innodb_flush_neighbors pay on disks:
+  a victim and its dirty neighbours reach the device as one sequential write. Modelled for O_DIRECT
+  data files with native AIO; buffered files and the simulated-AIO threads write page by page.
 """
 
 from __future__ import annotations
@@ -35,6 +41,25 @@ from models.filesystem import PAGE_4K, Filesystem, Tally
 from models.os_page_cache import OsPageCache
 
 DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+MAX_MERGED_BYTES = 512 << 10      # /sys/block/*/queue/max_sectors_kb, 512 on the kernels of 2012
+
+
+def contiguous_runs(entries: list, space_of, max_pages: int) -> list[list]:
+    """Entries (tuples whose first item is a global page id) grouped as the block layer would merge
+    their writes: sorted by (tablespace, page), consecutive pages of one tablespace in one run of at
+    most `max_pages`. With max_pages <= 1 every entry is a run of its own, in the given order."""
+    if max_pages <= 1 or len(entries) < 2:
+        return [[e] for e in entries]
+    ordered = sorted(entries, key=lambda e: (int(space_of[e[0]]), e[0]))
+    runs = [[ordered[0]]]
+    for e in ordered[1:]:
+        run = runs[-1]
+        last = run[-1][0]
+        if e[0] == last + 1 and space_of[e[0]] == space_of[last] and len(run) < max_pages:
+            run.append(e)
+        else:
+            runs.append([e])
+    return runs
 NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
 
 
@@ -68,14 +93,18 @@ class FilIO:
         # innodb_use_native_aio = OFF: the write I/O handler threads (a FIFO pool).
         self.io_threads = None if native_aio else simpy.Resource(env, capacity=max(1, write_io_threads))
         self._written = env.event().succeed()   # completion of a write that is done when submitted
+        # Pages one merged request may carry (1: no merging).
+        merges = self.dev.profile.merge_adjacent_writes and self.direct and native_aio
+        self.merge_pages = max(1, MAX_MERGED_BYTES // page_size_bytes) if merges else 1
 
     def file_of_space(self, space_id: int):
         return self.fs.files[(space_id - 1) % self.n_data_files]
 
     # -- SimPy paths -----------------------------------------------------------------------------
 
-    def submit_page(self, space_id: int):
-        """One data page to its tablespace, an asynchronous fil_io (buf_flush_write_block_low,
+    def submit_page(self, space_id: int, n_pages: int = 1):
+        """One data page (or `n_pages` adjacent ones merged below InnoDB, see `contiguous_runs`) to
+        its tablespace, an asynchronous fil_io (buf_flush_write_block_low,
         buf_dblwr_write_block_to_datafile). A SimPy generator run by the flushing thread: with
         native AIO it is the io_submit (os_aio_linux_dispatch) and its inode-lock steps; a buffered
         file is written in the call, as Linux does for io_submit on a file without O_DIRECT;
@@ -85,7 +114,8 @@ class FilIO:
         if self.io_threads is not None:
             return self.env.process(self._write_by_io_thread(inode))
         if self.direct:
-            return (yield from self.fs.direct_write(inode, self.page_size, self.tally, submit_only=True))
+            return (yield from self.fs.direct_write(inode, self.page_size * n_pages, self.tally,
+                                                    submit_only=True))
         yield from self.fs.buffered_write(inode, self.page_size, self.tally)
         return self._written
 

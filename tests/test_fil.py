@@ -61,3 +61,42 @@ def test_engine_takes_the_aio_settings_from_the_scenario():
                                                           "server.innodb_write_io_threads=3"]))
     assert off.fil.io_threads.capacity == 3
     assert Server(load_scenario("scenarios/default.toml")).fil.io_threads is None
+
+
+def test_contiguous_runs_group_adjacent_pages_of_one_tablespace():
+    from models.fil import contiguous_runs
+    space_of = np.array([1] * 10 + [2] * 10)
+    entries = [(12, "a"), (3, "b"), (9, "c"), (10, "d"), (4, "e"), (5, "f"), (2, "g")]
+    runs = contiguous_runs(entries, space_of, max_pages=32)
+    assert [[e[0] for e in r] for r in runs] == [[2, 3, 4, 5], [9], [10], [12]]   # 9|10: two files
+    capped = contiguous_runs(entries, space_of, max_pages=3)
+    assert [[e[0] for e in r] for r in capped] == [[2, 3, 4], [5], [9], [10], [12]]
+    assert sorted(e for r in capped for e in r) == sorted(entries)               # nothing lost
+    assert contiguous_runs(entries, space_of, max_pages=1) == [[e] for e in entries]   # order kept
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_doublewrite_batch_reaches_the_device_merged_only_when_the_profile_says_so(merge):
+    import dataclasses
+    from models.doublewrite import Doublewrite56
+    from models.device import WRITE
+    env = simpy.Environment()
+    profile = dataclasses.replace(load_profile("seed-12core-disks-2012"), merge_adjacent_writes=merge)
+    dev = Device(env, profile, np.random.default_rng(1))
+    fs = Filesystem(env, dev, make_spec("xfs", "2012", "noatime,nobarrier"), 3)
+    fil = FilIO(env, fs, 1, 16384, "O_DIRECT", Counters())
+    done = []
+    dblwr = Doublewrite56(env, fil, np.ones(64, dtype=np.int32), Counters(), lambda page, t, k: done.append(page))
+    pages = [5, 6, 20, 7, 8, 40]          # a victim and its neighbours, in the order they were flushed
+
+    def flush():
+        for p in pages:
+            yield from dblwr.add(p, 0, "adaptive")
+        yield from dblwr.flush_buffered()
+        yield from dblwr.wait_idle()
+
+    env.process(flush())
+    env.run(until=5.0)
+    assert sorted(done) == sorted(pages)                 # every page completes once
+    data_writes = dev.stats.ops[WRITE] - 1               # less the one doublewrite-block write
+    assert data_writes == (3 if merge else 6)            # 5-8, 20, 40 as three requests

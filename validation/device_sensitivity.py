@@ -10,8 +10,11 @@ Nothing is fitted: the rows and scenarios are the suite's own, the device is the
 `--set section.key=value` (repeatable) changes a setting of every run as well, to see how the rows
 move with the device and, say, the workload together.
 
+`--merge` also lets the block layer merge adjacent page writes (`merge_adjacent_writes`), which
+a disk array under an I/O scheduler does and the shipped profile leaves off.
+
 Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4]
-       [--set workload.hot_data_pct=3 ...] [--jobs 2]
+       [--merge] [--set workload.hot_data_pct=3 ...] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -33,14 +36,17 @@ PROFILE = ROOT / "models" / "profiles" / "seed-12core-disks-2012.json"
 PAGE = "16384"
 
 
-def variant_profile(write_iops: float, latency_s: float | None, folder: Path) -> Path:
+def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool = False) -> Path:
     doc = json.loads(PROFILE.read_text())
     cls = doc["classes"]["write"][PAGE]
     cls["capacity_iops"] = write_iops
     if latency_s is not None:
         cls["latency_qd1_s"] = latency_s
+    if merge:
+        doc["merge_adjacent_writes"] = True
     doc["name"] = f"{doc['name']}-w{write_iops:g}"
-    doc["description"] = f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py."
+    doc["description"] = (f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py"
+                          f"{', adjacent page writes merged' if merge else ''}.")
     path = folder / f"w{write_iops:g}.json"
     path.write_text(json.dumps(doc))
     return path
@@ -58,20 +64,23 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=float, default=None, help="QD1 write latency (the profile has 1.4)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a setting for every run, as innosim run --set")
+    ap.add_argument("--merge", action="store_true",
+                    help="let the block layer merge adjacent page writes (profile key merge_adjacent_writes)")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     rows = [r for r in load_reference() if r.scenario.startswith("seed-dbt2-") and "32core" not in r.scenario]
     names = sorted({r.scenario for r in rows} | {r.b for r in rows if r.b})
     with tempfile.TemporaryDirectory(prefix="innosim-devsens-") as tmp:
         latency = None if args.latency_ms is None else args.latency_ms / 1000.0
-        devices = {w: str(variant_profile(w, latency, Path(tmp))) for w in args.write_iops}
+        devices = {w: str(variant_profile(w, latency, Path(tmp), args.merge)) for w in args.write_iops}
         with ProcessPoolExecutor(max(1, args.jobs)) as ex:
             runs = dict(ex.map(_run, [(n, d, tuple(args.set)) for d in devices.values() for n in names]))
     for w, device in devices.items():
         results = [evaluate(r, {n: runs[(n, device)] for n in names}) for r in rows]
         passed = sum(1 for x in results if x.ok is True)
         failed = sum(1 for x in results if x.ok is False)
-        print(f"random 16K writes {w:g}/s{''.join(f', {x}' for x in args.set)}: {passed} passed, {failed} failed")
+        merged = ", adjacent writes merged" if args.merge else ""
+        print(f"random 16K writes {w:g}/s{merged}{''.join(f', {x}' for x in args.set)}: {passed} passed, {failed} failed")
         for x in results:
             verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")
             print(f"    {x.row.id:36s} published {x.published!s:>22}  simulated {x.simulated:10.4g}  {verdict}")
