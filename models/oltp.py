@@ -41,7 +41,7 @@ class TxnProfile:
 PROFILES: dict[str, TxnProfile] = {
     # DBT2 / TPC-C mix (45% new-order, 43% payment, 4% each order-status, delivery, stock-level).
     "dbt2": TxnProfile("dbt2", pages_read_per_txn=24.0, pages_modified_per_txn=8.0,
-                       redo_bytes_per_txn=4000, cpu_s_per_txn=1.9e-3, serial_s_per_txn=1.5e-4,
+                       redo_bytes_per_txn=3000, cpu_s_per_txn=1.9e-3, serial_s_per_txn=1.5e-4,
                        hot_data_pct=5.0, hot_access_pct=95.0),
     # sysbench oltp_read_write: 10 point selects, 4 ranges, 2 updates, 1 delete + 1 insert.
     "sysbench": TxnProfile("sysbench", pages_read_per_txn=30.0, pages_modified_per_txn=4.0,
@@ -57,10 +57,13 @@ PROFILE_NOTES = {
         "cpu_s (1.9 ms) and serial_s (0.15 ms) were chosen by hand from the seed's two published "
         "throughputs, 5500 commits/s on 12 cores and 6500 on 32 (shared/seeds/000, second post): a "
         "CPU-bound 12-core box (12 / 1.9 ms = 6300/s) and a latch-bound 32-core one (1 / 0.15 ms = "
-        "6700/s). They were chosen while the simulated latch was still entered in CPU-start order, which held the two boxes at ~5700 and ~6400 commits/s before flushing starts; with the latch entered in arrival order they run at ~6300 and ~6600, and the constants were not re-fitted. redo_bytes (4000) and the hot set (95% of modifications "
-        "on 5% of the pages) solve the flush rate a page population needs, sum over pages of "
-        "1 / (W + 1/rate), for the seed's two figures: ~1500 pages/s with 3 GB of redo (modified age "
-        "~2 GB assumed) and ~1000 pages/s with 8 GB (redo use under 4.5 GB, from the seed). They are "
+        "6700/s). They were chosen while the simulated latch was still entered in CPU-start order, which held the two boxes at ~5700 and ~6400 commits/s before flushing starts; with the latch entered in arrival order they run at ~6300 and ~6600, and the constants were not re-fitted. The hot set (95% of modifications "
+        "on 5% of the pages) was chosen from the flush rate a page population needs, sum over pages of "
+        "1 / (W + 1/rate), for the seed's ~1500 pages/s with 3 GB of redo and ~1000 with 8 GB. redo_bytes "
+        "(3000) was fitted by simulation, in steps of 200 bytes, to the seed's three flush rates: ~1500 "
+        "pages/s (12 cores, 3 GB), ~1000 (12 cores, 8 GB) and ~2000 (32 cores, 3 GB); on 2026-11-25 "
+        "3000 gave 1630, 1025 and 2009 (2800: 1610, 931; 3200: 1637, 1113; 4000, the earlier analytic "
+        "fit: 1658, 1368, 1863), with the 12-core storage merging adjacent page writes. These are "
         "therefore fitted, not predicted; the drops, sync waits and checkpoint-age levels are not."),
     "sysbench": (
         "sysbench 1.0 oltp_read_write defaults (10 point selects, 4 ranges of 100 rows, 2 updates, "

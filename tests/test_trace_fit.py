@@ -25,7 +25,8 @@ def test_cpu_per_txn_is_recovered_from_a_simulated_trace():
                     warmup_s=4.0, duration_s=20.0, max_evals=12, workers=1)
     assert res.values[0] == pytest.approx(2.5e-3, rel=0.03)
     # The redo per transaction came from the counters, corrected for the log's own overhead.
-    assert res.fixed["workload.redo_bytes_per_txn"] == pytest.approx(4000, rel=0.01)
+    from models.oltp import profile
+    assert res.fixed["workload.redo_bytes_per_txn"] == pytest.approx(profile("dbt2").redo_bytes_per_txn, rel=0.01)
     err = res.series_error.set_index("column")
     assert abs(err.loc["tps", "mean_error_pct"]) < 2.0
     assert any("not fitted" in n for n in res.notes)

@@ -76,13 +76,13 @@ def threshold_pct(row: Row) -> float | None:
 
 # -- runs -------------------------------------------------------------------------------------------
 
-def _run_one(name: str) -> dict:
-    """Run one scenario; return what the metrics need (picklable)."""
+def _run_one(name: str, overrides: tuple[str, ...] = ()) -> dict:
+    """Run one scenario, with `--set`-style overrides; return what the metrics need (picklable)."""
     from sim.config import load_scenario
     from sim.engine import Server
     from sim.metrics import frame
 
-    scn = load_scenario(SCENARIO_DIR / f"{name}.toml")
+    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=list(overrides))
     res = Server(scn).run()
     return {"name": name, "sec": frame(res, 1.0), "fine": frame(res, 0.1), "wall_s": res.wall_s,
             "simulated_s": res.n_ticks * res.tick_s, "limits": res.limits, "capacity": res.redo_capacity_bytes,
