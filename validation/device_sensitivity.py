@@ -10,11 +10,11 @@ Nothing is fitted: the rows and scenarios are the suite's own, the device is the
 `--set section.key=value` (repeatable) changes a setting of every run as well, to see how the rows
 move with the device and, say, the workload together.
 
-`--merge` also lets the block layer merge adjacent page writes (`merge_adjacent_writes`), which
-a disk array under an I/O scheduler does and the shipped profile leaves off.
+`--merge` / `--no-merge` turn the block layer's merging of adjacent page writes
+(`merge_adjacent_writes`) on or off; the shipped profile has it on since 2026-11-25.
 
 Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4]
-       [--merge] [--set workload.hot_data_pct=3 ...] [--jobs 2]
+       [--merge | --no-merge] [--set workload.hot_data_pct=3 ...] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -36,17 +36,17 @@ PROFILE = ROOT / "models" / "profiles" / "seed-12core-disks-2012.json"
 PAGE = "16384"
 
 
-def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool = False) -> Path:
+def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool | None = None) -> Path:
     doc = json.loads(PROFILE.read_text())
     cls = doc["classes"]["write"][PAGE]
     cls["capacity_iops"] = write_iops
     if latency_s is not None:
         cls["latency_qd1_s"] = latency_s
-    if merge:
-        doc["merge_adjacent_writes"] = True
+    if merge is not None:
+        doc["merge_adjacent_writes"] = merge
     doc["name"] = f"{doc['name']}-w{write_iops:g}"
     doc["description"] = (f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py"
-                          f"{', adjacent page writes merged' if merge else ''}.")
+                          f"{'' if merge is None else (', adjacent page writes merged' if merge else ', no write merging')}.")
     path = folder / f"w{write_iops:g}.json"
     path.write_text(json.dumps(doc))
     return path
@@ -64,8 +64,11 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=float, default=None, help="QD1 write latency (the profile has 1.4)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a setting for every run, as innosim run --set")
-    ap.add_argument("--merge", action="store_true",
-                    help="let the block layer merge adjacent page writes (profile key merge_adjacent_writes)")
+    merging = ap.add_mutually_exclusive_group()
+    merging.add_argument("--merge", dest="merge", action="store_true", default=None,
+                         help="let the block layer merge adjacent page writes (profile key merge_adjacent_writes)")
+    merging.add_argument("--no-merge", dest="merge", action="store_false",
+                         help="charge every page write as its own request (the profile before 2026-11-25)")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     rows = [r for r in load_reference() if r.scenario.startswith("seed-dbt2-") and "32core" not in r.scenario]
@@ -79,7 +82,7 @@ def main() -> int:
         results = [evaluate(r, {n: runs[(n, device)] for n in names}) for r in rows]
         passed = sum(1 for x in results if x.ok is True)
         failed = sum(1 for x in results if x.ok is False)
-        merged = ", adjacent writes merged" if args.merge else ""
+        merged = "" if args.merge is None else (", adjacent writes merged" if args.merge else ", no write merging")
         print(f"random 16K writes {w:g}/s{merged}{''.join(f', {x}' for x in args.set)}: {passed} passed, {failed} failed")
         for x in results:
             verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")

@@ -144,9 +144,10 @@ wait in an instance flushed last. The seed saw **up to 3000 flush sync waits/s w
 none with 1**, and periodic QPS drops only with 8 ({SEED_BP}).
 
 Compare the stall count and the waits with the first step. innosim models the instance-by-instance
-walk; at the seed's own scale it does not yet reproduce the 8-vs-1 contrast (`innosim validate
-flushing` reports it), so read this step as the model's answer, not the seed's. One 5.6 detail
-can tip one instance into sync flushing too: when a page-cleaner pass fills its whole second, the
+walk. At the seed's own scale (3 GB of redo, `innosim validate flushing`) it reproduces the drops
+with 8 instances and none with 1, but its 1-instance server still touches the sync point and its
+8-instance waits peak near 170/s, not 3000, so read this step as the model's answer, not the
+seed's. One 5.6 detail can tip one instance into sync flushing: when a page-cleaner pass fills its whole second, the
 next pass starts while that instance's last doublewrite batch is still being written,
 `buf_flush_start` refuses the instance, and the pass flushes nothing.""",
          {"innodb_buffer_pool_instances": 1, "innodb_log_file_size": "256M", "innodb_io_capacity_max": 2000,
