@@ -41,6 +41,7 @@ from models.filesystem import PAGE_4K, Filesystem, Tally
 from models.os_page_cache import OsPageCache
 
 DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
 MAX_MERGED_BYTES = 512 << 10      # /sys/block/*/queue/max_sectors_kb, 512 on the kernels of 2012
 
 
@@ -60,7 +61,6 @@ def contiguous_runs(entries: list, space_of, max_pages: int) -> list[list]:
         else:
             runs.append([e])
     return runs
-NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
 
 
 class FilIO:

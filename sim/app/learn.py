@@ -147,8 +147,9 @@ Compare the stall count and the waits with the first step. innosim models the in
 walk. At the seed's own scale (3 GB of redo, `innosim validate flushing`) it reproduces the drops
 with 8 instances and none with 1, but its 1-instance server still touches the sync point and its
 8-instance waits peak near 170/s, not 3000, so read this step as the model's answer, not the
-seed's. One 5.6 detail can tip one instance into sync flushing: when a page-cleaner pass fills its whole second, the
-next pass starts while that instance's last doublewrite batch is still being written,
+seed's. One 5.6 detail can tip one instance into sync flushing: when a page-cleaner pass fills
+its whole second, the next pass starts while that instance's last doublewrite batch is still
+being written,
 `buf_flush_start` refuses the instance, and the pass flushes nothing.""",
          {"innodb_buffer_pool_instances": 1, "innodb_log_file_size": "256M", "innodb_io_capacity_max": 2000,
           "duration": "60s"}),
