@@ -63,7 +63,9 @@ PROFILE_NOTES = {
         "(3000) was fitted by simulation, in steps of 200 bytes, to the seed's three flush rates: ~1500 "
         "pages/s (12 cores, 3 GB), ~1000 (12 cores, 8 GB) and ~2000 (32 cores, 3 GB); on 2026-11-25 "
         "3000 gave 1630, 1025 and 2009 (2800: 1610, 931; 3200: 1637, 1113; 4000, the earlier analytic "
-        "fit: 1658, 1368, 1863), with the 12-core storage merging adjacent page writes. These are "
+        "fit: 1658, 1368, 1863), with the 12-core storage merging adjacent page writes. The 8 GB figure "
+        "is the mean of a 300 s run that has not settled (its flushing still ramps up; run for 900 s "
+        "it settles near 1,160-1,400 pages/s, README 'validate flushing'). These are "
         "therefore fitted, not predicted; the drops, sync waits and checkpoint-age levels are not."),
     "sysbench": (
         "sysbench 1.0 oltp_read_write defaults (10 point selects, 4 ranges of 100 rows, 2 updates, "
