@@ -145,9 +145,9 @@ none with 1**, and periodic QPS drops only with 8 ({SEED_BP}).
 
 Compare the stall count and the waits with the first step. innosim models the instance-by-instance
 walk. At the seed's own scale (3 GB of redo, `innosim validate flushing`) it reproduces the drops
-with 8 instances and none with 1, but its 1-instance server still touches the sync point and its
-8-instance waits peak near 170/s, not 3000, so read this step as the model's answer, not the
-seed's. One 5.6 detail can tip one instance into sync flushing: when a page-cleaner pass fills
+with 8 instances and none with 1 when checkpoint age first reaches the sync point, but not their
+recurring later; its 1-instance server also touches the sync point, and its 8-instance waits
+peak near 170/s, not 3000, so read this step as the model's answer, not the seed's. One 5.6 detail can tip one instance into sync flushing: when a page-cleaner pass fills
 its whole second, the next pass starts while that instance's last doublewrite batch is still
 being written,
 `buf_flush_start` refuses the instance, and the pass flushes nothing.""",
