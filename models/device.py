@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from models.errors import InputError
-from models.queueing import depth_factor, interpolate_log2, mix_multiplier, mix_multiplier_at_half
+from models.queueing import (depth_factor, interpolate_log2, mix_multiplier, mix_multiplier_at_half,
+                             mixed_capacity_iops)
 
 READ = "read"
 WRITE = "write"
@@ -101,10 +102,9 @@ class DeviceProfile:
 
     def capacity_iops(self, read_fraction: float, size_bytes: int) -> float:
         """Saturation IOPS of a stream with this read fraction (no depth-curve reduction)."""
-        r = self.op_class(READ, size_bytes).capacity_iops
-        w = self.op_class(WRITE, size_bytes).capacity_iops
-        m = mix_multiplier(read_fraction, self.mix_multiplier_at_half(size_bytes))
-        return 1.0 / ((read_fraction / r + (1.0 - read_fraction) / w) * m)
+        return mixed_capacity_iops(read_fraction, self.op_class(READ, size_bytes).capacity_iops,
+                                   self.op_class(WRITE, size_bytes).capacity_iops,
+                                   self.mix_multiplier_at_half(size_bytes))
 
 
 def _num(src: str, path: str, value: object, lo: float, hi: float) -> float:

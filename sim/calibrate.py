@@ -38,6 +38,7 @@ from scipy.stats import norm
 
 from models.device import READ, WRITE, Device, profile_from_dict
 from models.errors import InputError
+from models.queueing import mixed_capacity_iops
 from sim.fio import FioJob
 
 K_CANDIDATES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -202,7 +203,7 @@ def _mixed_saturated(job: FioJob, doc_classes: dict, k: int, striped: bool, dela
     w = doc_classes[WRITE].get(str(job.block_bytes))
     if r is None or w is None:
         return False
-    c_mix = 1.0 / (0.5 / r["capacity_iops"] + 0.5 / w["capacity_iops"])
+    c_mix = mixed_capacity_iops(0.5, r["capacity_iops"], w["capacity_iops"], 1.0)
     r0 = 0.5 * (r["latency_qd1_s"] + w["latency_qd1_s"])
     service = k / c_mix
     x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - service) + delay_s, striped)
