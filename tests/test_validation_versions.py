@@ -102,11 +102,11 @@ def test_metrics_on_a_short_run():
 @pytest.mark.slow
 def test_mysql80_limit_rows_hold():
     """8.0 holds the modified age at its sync point, and its user threads wait only at the
-    free-check limit. On the scenario as shipped (40 users, the 12-core storage merging adjacent
-    page writes) the sync-flush mode keeps every thread from waiting, so `users_wait` has nothing to
-    measure and its row fails in `validate versions`; 60 users push the age to where they wait."""
-    rows = [r for r in versions.load_reference() if r.scenario == "versions-limits-mysql80"]
-    run = versions._run_one("versions-limits-mysql80", ("workload.users=60",))
+    free-check limit: the rows on the overloaded scenario (80 users) hold."""
+    name = "versions-limits-mysql80-overload"
+    rows = [r for r in versions.load_reference() if r.scenario == name]
+    assert {r.metric for r in rows} == {"users_wait_ckpt_age_pct", "mod_age_plateau_pct"}
+    run = versions._run_one(name)
     for r in rows:
-        res = versions.evaluate(r, {"versions-limits-mysql80": run})
+        res = versions.evaluate(r, {name: run})
         assert res.ok, (r.id, res.published, res.simulated)
