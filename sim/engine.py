@@ -272,6 +272,33 @@ class Server:
         except AssertionError as err:
             self.violations.append(f"t={self.env.now:.3f}: buffer pool: {err}")
 
+    def end_violations(self, res: EngineResult) -> list[str]:
+        """Every invariant broken by a finished run, as messages (empty: none): the checks made
+        during the run, plus nothing lost (no write completed twice, every doublewrite-posted
+        write completed once or still in flight, every change written or still dirty; the last
+        needs pool.track_writes() before the run), the pool's counters against its page state,
+        checkpoint <= oldest dirty page <= lsn, and the checkpoint age within the redo capacity."""
+        out = list(res.final_checks.get("violations", []))
+        pool, dblwr, log = self.pool, self.dblwr, self.log
+        if pool.double_completions:
+            out.append(f"{pool.double_completions} page writes completed twice")
+        if dblwr.issued != dblwr.completed + dblwr.pending:
+            out.append(f"doublewrite: {dblwr.issued} writes posted, {dblwr.completed} completed, "
+                       f"{dblwr.pending} in flight")
+        if pool.written_newest is not None and pool.unwritten_changes():
+            out.append(f"{pool.unwritten_changes()} pages lost a change (neither dirty nor written)")
+        try:
+            pool.check_invariants()
+        except AssertionError as err:
+            out.append(f"end: buffer pool: {err}")
+        oldest = pool.oldest_modification_all() or log.lsn
+        if not log.last_checkpoint_lsn <= oldest <= log.lsn:
+            out.append(f"end: checkpoint {log.last_checkpoint_lsn} <= oldest {oldest} <= lsn {log.lsn} does not hold")
+        if log.lsn - log.last_checkpoint_lsn > res.limits.capacity_bytes:
+            out.append(f"end: checkpoint age {log.lsn - log.last_checkpoint_lsn} exceeds the redo capacity "
+                       f"{res.limits.capacity_bytes}")
+        return out
+
     def run(self, progress=None) -> EngineResult:
         t0 = time.perf_counter()
         env = self.env

@@ -1,0 +1,133 @@
+"""Random search of the engine's invariants: many short runs with random settings, every version.
+
+Each run draws a server version and its settings (buffer pool size and instances, redo size,
+innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
+neighbour flushing, checksum algorithm), a device and filesystem, and a workload, then runs 2
+simulated seconds with the invariants checked every 100 ms and at the end
+(`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page <= lsn, the
+checkpoint age within the redo capacity, the pool's counters against its pages). A combination a
+version refuses (an InputError, as the CLI would print) is counted and skipped.
+
+Usage: python validation/fuzz_engine.py [--seed 1] [--runs 500] [--out DIR]
+Prints the counts; for each run that breaks an invariant or raises, its scenario is written to
+DIR (default fuzz-engine-failures/) as a TOML file `innosim run` takes, and the exit code is 1.
+The test suite runs the same checks on fixed settings (tests/test_engine.py and others).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from models.errors import InputError  # noqa: E402
+from sim.config import scenario_from_dict  # noqa: E402
+from sim.engine import Server  # noqa: E402
+
+VERSIONS = ("mysql-5.6", "mysql-5.7", "mysql-8.0", "mysql-8.0.30", "mysql-8.4", "mariadb-10.11")
+DEVICES = ("seed-12core-disks-2012", "fusionio-2012", "samsung-pm883", "intel-d3-s4610", "rpi-hothanh7-nvme")
+CHECKSUMS = {"mariadb-10.11": ("full_crc32", "crc32")}
+
+
+def draw(rng: random.Random) -> dict:
+    """One random scenario document (the shape of a scenario TOML file)."""
+    version = rng.choice(VERSIONS)
+    mariadb = version.startswith("mariadb")
+    pool_mb = rng.choice((8, 24, 64, 1024))
+    cap = rng.choice((100, 200, 1000))
+    server = {
+        "version": version,
+        "innodb_buffer_pool_size": f"{pool_mb}M",
+        "innodb_flush_log_at_trx_commit": rng.choice((0, 1, 2)),
+        "innodb_doublewrite": rng.choice((True, False)),
+        "innodb_flush_method": rng.choice(("fsync", "O_DIRECT", "O_DIRECT_NO_FSYNC")),
+        "innodb_use_native_aio": rng.choice((True, False)),
+        "innodb_io_capacity": cap,
+        "innodb_io_capacity_max": max(cap, rng.choice((200, 400, 2000, 20000))),
+        "innodb_flush_neighbors": rng.choice((0, 1, 2)),
+        "innodb_checksum_algorithm": rng.choice(CHECKSUMS.get(version, ("innodb", "crc32", "none"))),
+        "innodb_lru_scan_depth": rng.choice((100, 1024)),
+    }
+    log_mb = rng.choice((2, 4, 16, 64))
+    if version in ("mysql-8.0.30", "mysql-8.4"):
+        server["innodb_redo_log_capacity"] = f"{2 * max(log_mb, 4)}M"
+    else:
+        server["innodb_log_file_size"] = f"{log_mb}M"
+        if not mariadb:
+            server["innodb_log_files_in_group"] = 2
+    if not mariadb:
+        server["innodb_buffer_pool_instances"] = rng.choice((1, 2, 8)) if pool_mb >= 1024 else 1
+    kernel = rng.choice(("2012", "modern"))
+    mount = "noatime" if kernel == "modern" else rng.choice(("noatime,nodiratime,nobarrier", "noatime"))
+    return {
+        "server": server,
+        "hardware": {"device": rng.choice(DEVICES), "filesystem": rng.choice(("ext4", "xfs")), "kernel": kernel,
+                     "mount_options": mount, "cpu_cores": rng.choice((2, 4, 12))},
+        "workload": {"kind": "oltp", "profile": rng.choice(("dbt2", "sysbench")),
+                     "data_size": rng.choice(("48M", "200M", "2G")), "users": rng.choice((1, 4, 16, 64))},
+        "run": {"duration": "2s", "seed": rng.randrange(10**6)},
+    }
+
+
+def to_toml(doc: dict) -> str:
+    lines = []
+    for section, values in doc.items():
+        lines.append(f"[{section}]")
+        for k, v in values.items():
+            val = ("true" if v else "false") if isinstance(v, bool) else (f'"{v}"' if isinstance(v, str) else str(v))
+            lines.append(f"{k} = {val}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def check_one(doc: dict) -> list[str] | None:
+    """The invariants a run broke (empty: none); None when the settings are refused."""
+    try:
+        scn = scenario_from_dict(doc, "fuzz")
+    except InputError:
+        return None
+    srv = Server(scn, check_every_s=0.1)
+    srv.pool.track_writes()
+    try:
+        res = srv.run()
+    except Exception:                      # noqa: BLE001 - any exception is a finding
+        return ["raised: " + traceback.format_exc(limit=6)]
+    return srv.end_violations(res)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=500)
+    ap.add_argument("--out", type=Path, default=Path("fuzz-engine-failures"))
+    a = ap.parse_args(argv)
+    rng = random.Random(a.seed)
+    t0 = time.perf_counter()
+    ran = refused = failed = 0
+    for i in range(a.runs):
+        doc = draw(rng)
+        found = check_one(doc)
+        if found is None:
+            refused += 1
+            continue
+        ran += 1
+        if found:
+            failed += 1
+            a.out.mkdir(parents=True, exist_ok=True)
+            path = a.out / f"seed{a.seed}-run{i}.toml"
+            path.write_text("# " + "\n# ".join(m.replace("\n", " | ") for m in found) + "\n" + to_toml(doc))
+            print(f"run {i}: {found[0].splitlines()[0]} (scenario: {path})")
+    print(f"{ran} runs checked, {refused} refused by the version (InputError), {failed} broke an invariant; "
+          f"{time.perf_counter() - t0:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
