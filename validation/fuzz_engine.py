@@ -3,12 +3,12 @@
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
 neighbour flushing, checksum algorithm), a device and filesystem, and a workload, then runs 2
-simulated seconds with the invariants checked every 100 ms and at the end
+simulated seconds (--duration) with the invariants checked every 100 ms and at the end
 (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page <= lsn, the
 checkpoint age within the redo capacity, the pool's counters against its pages). A combination a
 version refuses (an InputError, as the CLI would print) is counted and skipped.
 
-Usage: python validation/fuzz_engine.py [--seed 1] [--runs 500] [--out DIR]
+Usage: python validation/fuzz_engine.py [--seed 1] [--runs 500] [--duration 2s] [--out DIR]
 Prints the counts; for each run that breaks an invariant or raises, its scenario is written to
 DIR (default fuzz-engine-failures/) as a TOML file `innosim run` takes, and the exit code is 1.
 The test suite runs the same checks on fixed settings (tests/test_engine.py and others).
@@ -36,7 +36,7 @@ DEVICES = ("seed-12core-disks-2012", "fusionio-2012", "samsung-pm883", "intel-d3
 CHECKSUMS = {"mariadb-10.11": ("full_crc32", "crc32")}
 
 
-def draw(rng: random.Random) -> dict:
+def draw(rng: random.Random, duration: str = "2s") -> dict:
     """One random scenario document (the shape of a scenario TOML file)."""
     version = rng.choice(VERSIONS)
     mariadb = version.startswith("mariadb")
@@ -72,7 +72,7 @@ def draw(rng: random.Random) -> dict:
                      "mount_options": mount, "cpu_cores": rng.choice((2, 4, 12))},
         "workload": {"kind": "oltp", "profile": rng.choice(("dbt2", "sysbench")),
                      "data_size": rng.choice(("48M", "200M", "2G")), "users": rng.choice((1, 4, 16, 64))},
-        "run": {"duration": "2s", "seed": rng.randrange(10**6)},
+        "run": {"duration": duration, "seed": rng.randrange(10**6)},
     }
 
 
@@ -107,12 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--out", type=Path, default=Path("fuzz-engine-failures"))
+    ap.add_argument("--duration", default="2s", help="simulated time per run (default 2s)")
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     t0 = time.perf_counter()
     ran = refused = failed = 0
     for i in range(a.runs):
-        doc = draw(rng)
+        doc = draw(rng, a.duration)
         found = check_one(doc)
         if found is None:
             refused += 1
