@@ -258,46 +258,41 @@ class Server:
 
     def check_now(self) -> None:
         """The engine's invariants at this instant (tests run with check_every_s > 0)."""
+        self.violations += self._state_violations(f"t={self.env.now:.3f}")
+
+    def _state_violations(self, when: str) -> list[str]:
+        """Checkpoint <= oldest dirty page <= lsn, the checkpoint age within the redo capacity, and
+        the pool's counters against its page state, as messages prefixed with `when`."""
         log, pool = self.log, self.pool
-        oldest = pool.oldest_modification_all()
-        if oldest:
-            if not log.last_checkpoint_lsn <= oldest <= log.lsn:
-                self.violations.append(f"t={self.env.now:.3f}: checkpoint {log.last_checkpoint_lsn} <= "
-                                       f"oldest {oldest} <= lsn {log.lsn} does not hold")
+        out = []
+        oldest = pool.oldest_modification_all() or log.lsn
+        if not log.last_checkpoint_lsn <= oldest <= log.lsn:
+            out.append(f"{when}: checkpoint {log.last_checkpoint_lsn} <= oldest {oldest} <= lsn {log.lsn} does not hold")
         if log.lsn - log.last_checkpoint_lsn > self.limits.capacity_bytes:
-            self.violations.append(f"t={self.env.now:.3f}: checkpoint age {log.lsn - log.last_checkpoint_lsn} "
-                                   f"exceeds the redo capacity {self.limits.capacity_bytes}")
+            out.append(f"{when}: checkpoint age {log.lsn - log.last_checkpoint_lsn} "
+                       f"exceeds the redo capacity {self.limits.capacity_bytes}")
         try:
             pool.check_invariants()
         except AssertionError as err:
-            self.violations.append(f"t={self.env.now:.3f}: buffer pool: {err}")
+            out.append(f"{when}: buffer pool: {err}")
+        return out
 
     def end_violations(self, res: EngineResult) -> list[str]:
         """Every invariant broken by a finished run, as messages (empty: none): the checks made
-        during the run, plus nothing lost (no write completed twice, every doublewrite-posted
-        write completed once or still in flight, every change written or still dirty; the last
-        needs pool.track_writes() before the run), the pool's counters against its page state,
-        checkpoint <= oldest dirty page <= lsn, and the checkpoint age within the redo capacity."""
+        during the run, nothing lost (no write completed twice, every doublewrite-posted write
+        completed once or still in flight, every change written or still dirty; the last needs
+        pool.track_writes() before the run), and `_state_violations` at the end."""
         out = list(res.final_checks.get("violations", []))
-        pool, dblwr, log = self.pool, self.dblwr, self.log
+        pool, dblwr = self.pool, self.dblwr
         if pool.double_completions:
             out.append(f"{pool.double_completions} page writes completed twice")
         if dblwr.issued != dblwr.completed + dblwr.pending:
             out.append(f"doublewrite: {dblwr.issued} writes posted, {dblwr.completed} completed, "
                        f"{dblwr.pending} in flight")
-        if pool.written_newest is not None and pool.unwritten_changes():
-            out.append(f"{pool.unwritten_changes()} pages lost a change (neither dirty nor written)")
-        try:
-            pool.check_invariants()
-        except AssertionError as err:
-            out.append(f"end: buffer pool: {err}")
-        oldest = pool.oldest_modification_all() or log.lsn
-        if not log.last_checkpoint_lsn <= oldest <= log.lsn:
-            out.append(f"end: checkpoint {log.last_checkpoint_lsn} <= oldest {oldest} <= lsn {log.lsn} does not hold")
-        if log.lsn - log.last_checkpoint_lsn > res.limits.capacity_bytes:
-            out.append(f"end: checkpoint age {log.lsn - log.last_checkpoint_lsn} exceeds the redo capacity "
-                       f"{res.limits.capacity_bytes}")
-        return out
+        lost = pool.unwritten_changes() if pool.written_newest is not None else 0
+        if lost:
+            out.append(f"{lost} pages lost a change (neither dirty nor written)")
+        return out + self._state_violations("end")
 
     def run(self, progress=None) -> EngineResult:
         t0 = time.perf_counter()

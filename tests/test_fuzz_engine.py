@@ -40,11 +40,11 @@ def test_a_short_round_finds_nothing(tmp_path, capsys):
 
 
 def test_a_failing_run_is_written_as_a_scenario(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(fuzz_engine, "check_one", lambda doc: ["end: made up for the test"])
+    monkeypatch.setattr(fuzz_engine, "check_one", lambda scn: ["end: made up for the test"])
     assert fuzz_engine.main(["--runs", "1", "--seed", "3", "--out", str(tmp_path)]) == 1
     written = list(tmp_path.iterdir())
     assert len(written) == 1
     text = written[0].read_text()
     assert text.startswith("# end: made up for the test")
-    import tomllib
-    scenario_from_dict(tomllib.loads(text), "written")          # the file is a runnable scenario
+    from sim.config import load_scenario
+    load_scenario(written[0])                                   # the file is a runnable scenario

@@ -10,7 +10,8 @@ version refuses (an InputError, as the CLI would print) is counted and skipped.
 
 Usage: python validation/fuzz_engine.py [--seed 1] [--runs 500] [--duration 2s] [--out DIR]
 Prints the counts; for each run that breaks an invariant or raises, its scenario is written to
-DIR (default fuzz-engine-failures/) as a TOML file `innosim run` takes, and the exit code is 1.
+DIR (default fuzz-engine-failures/), resolved with every default filled in as `innosim run -o`
+writes it (sim.run_output.resolved_toml), and the exit code is 1.
 The test suite runs the same checks on fixed settings (tests/test_engine.py and others).
 """
 
@@ -30,6 +31,7 @@ if str(ROOT) not in sys.path:
 from models.errors import InputError  # noqa: E402
 from sim.config import scenario_from_dict  # noqa: E402
 from sim.engine import Server  # noqa: E402
+from sim.run_output import resolved_toml  # noqa: E402
 
 VERSIONS = ("mysql-5.6", "mysql-5.7", "mysql-8.0", "mysql-8.0.30", "mysql-8.4", "mariadb-10.11")
 DEVICES = ("seed-12core-disks-2012", "fusionio-2012", "samsung-pm883", "intel-d3-s4610", "rpi-hothanh7-nvme")
@@ -76,23 +78,8 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
     }
 
 
-def to_toml(doc: dict) -> str:
-    lines = []
-    for section, values in doc.items():
-        lines.append(f"[{section}]")
-        for k, v in values.items():
-            val = ("true" if v else "false") if isinstance(v, bool) else (f'"{v}"' if isinstance(v, str) else str(v))
-            lines.append(f"{k} = {val}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def check_one(doc: dict) -> list[str] | None:
-    """The invariants a run broke (empty: none); None when the settings are refused."""
-    try:
-        scn = scenario_from_dict(doc, "fuzz")
-    except InputError:
-        return None
+def check_one(scn) -> list[str]:
+    """The invariants a run of the scenario broke (empty: none)."""
     srv = Server(scn, check_every_s=0.1)
     srv.pool.track_writes()
     try:
@@ -113,17 +100,18 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     ran = refused = failed = 0
     for i in range(a.runs):
-        doc = draw(rng, a.duration)
-        found = check_one(doc)
-        if found is None:
+        try:
+            scn = scenario_from_dict(draw(rng, a.duration), f"fuzz-seed{a.seed}-run{i}")
+        except InputError:
             refused += 1
             continue
         ran += 1
+        found = check_one(scn)
         if found:
             failed += 1
             a.out.mkdir(parents=True, exist_ok=True)
             path = a.out / f"seed{a.seed}-run{i}.toml"
-            path.write_text("# " + "\n# ".join(m.replace("\n", " | ") for m in found) + "\n" + to_toml(doc))
+            path.write_text("# " + "\n# ".join(m.replace("\n", " | ") for m in found) + "\n" + resolved_toml(scn))
             print(f"run {i}: {found[0].splitlines()[0]} (scenario: {path})")
     print(f"{ran} runs checked, {refused} refused by the version (InputError), {failed} broke an invariant; "
           f"{time.perf_counter() - t0:.0f} s")
