@@ -117,7 +117,7 @@ def _cmd_run(args) -> int:
     from sim.iobench import cases_from_scenario, default_jobs, run_cases
     from sim.report import check_output_dir, iobench_json, iobench_series_csv, iobench_table, write_atomic
 
-    scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [])
+    scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [], args.my_cnf or [])
     out_dir = Path(args.output) if args.output else None
     if out_dir is not None:
         check_output_dir(out_dir, "-o")
@@ -174,7 +174,7 @@ def _run_oltp(scn, out_dir, args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from sim.config import read_scenario_doc
+    from sim.config import merge_option_files, read_scenario_doc
     from sim.sweep import (Cache, SweepSpec, ci_table, default_cache_dir, display_frame, expand, parse_grid,
                            parse_range, run_points, runs_table, write_tables)
     from sim.report import check_output_file
@@ -182,6 +182,10 @@ def _cmd_sweep(args) -> int:
     src = args.scenario
     path = Path(src)
     base = read_scenario_doc(path)
+    if args.my_cnf:
+        base = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
+        for note in merge_option_files(base, {}, src, args.set or [], args.my_cnf):
+            print(f"innosim: note: {note}", file=sys.stderr)
     grid = tuple(parse_grid(g) for g in args.grid or [])
     ranges = tuple(parse_range(r, base, src) for r in args.range or [])
     if ranges and not args.random:
@@ -420,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario file")
     run.add_argument("scenario", nargs="?", default=None,
                      help="scenario TOML file (default: scenarios/default.toml)")
+    run.add_argument("--my-cnf", action="append", metavar="FILE",
+                     help="server settings from a MySQL/MariaDB option file (repeatable; --set wins)")
     run.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
     run.add_argument("-o", "--output", help="directory for the output files (series, stalls, summary, plots)")
     run.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
@@ -432,6 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--random", type=int, default=0, metavar="N", help="N random points drawn in the --range boxes")
     sw.add_argument("--range", action="append", metavar="SECTION.KEY=LO:HI", help="range of one setting")
     sw.add_argument("--replicates", type=int, default=1, help="runs per point, seeds seed, seed+1, ...")
+    sw.add_argument("--my-cnf", action="append", metavar="FILE",
+                    help="server settings from a MySQL/MariaDB option file for every run (repeatable)")
     sw.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting for every run")
     sw.add_argument("-o", "--output", default="sweep.parquet", help="runs table (Parquet; CSV beside it)")
     sw.add_argument("--workers", type=int, default=0, help="local worker processes (default: all cores)")

@@ -347,9 +347,39 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     return section, key, value
 
 
+def _final_version(doc: dict, src: str, overrides) -> str:
+    """server.version after the overrides (validated), which picks the option groups read."""
+    value, where = doc.get("server", {}).get("version", SCHEMA["server"]["version"].default), src
+    for text in overrides:
+        section, key, v = parse_override(text)
+        if (section, key) == ("server", "version"):
+            value, where = v, "--set"
+    return parse_key("server", "version", value, where)
+
+
+def merge_option_files(doc: dict, origin: dict, src: str, overrides, option_files,
+                       option_texts: dict[str, str] | None = None) -> list[str]:
+    """Put the option files' settings into doc["server"] (in place; `origin` records their file
+    and line) for the version the scenario ends up with; returns the notes about them.
+    `option_texts`: the contents of some of the files, by name (a pasted my.cnf)."""
+    if not option_files:
+        return []
+    from sim.mycnf import settings_from_option_files
+
+    cnf = settings_from_option_files(option_files, _final_version(doc, src, overrides), option_texts)
+    for key, (value, where) in cnf.settings.items():
+        doc.setdefault("server", {})[key] = value
+        origin[("server", key)] = where
+    return cnf.notes
+
+
 def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
-                       overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Validate a scenario document (plus overrides) into a typed Scenario."""
+                       overrides: list[str] | tuple[str, ...] = (),
+                       option_files: list[str] | tuple[str, ...] = (),
+                       option_texts: dict[str, str] | None = None) -> Scenario:
+    """Validate a scenario document (plus option files, then overrides) into a typed Scenario.
+
+    Precedence: the scenario's [server] < the option files' settings (sim.mycnf) < --set."""
     doc = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
     origin: dict[tuple[str, str], str] = {}
     for section, body in doc.items():
@@ -359,6 +389,7 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
             raise InputError(src, section, "must be a table", f"[{section}] with keys")
         for key in body:
             origin[(section, key)] = src
+    cnf_notes = merge_option_files(doc, origin, src, overrides, option_files, option_texts)
     for text in overrides:
         section, key, value = parse_override(text)
         if section not in SCHEMA:
@@ -379,7 +410,7 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
             else:
                 out[spec.attr] = (spec.default,) if spec.listable else spec.default
         values[section] = out
-    notes = _apply_version(doc.get("server", {}), values, origin, src)
+    notes = cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
     _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
     return Scenario(
@@ -596,9 +627,11 @@ def read_scenario_doc(path: str | Path) -> dict:
     return scenario_doc_from_text(text, src)
 
 
-def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Read and validate a scenario file."""
-    return scenario_from_dict(read_scenario_doc(path), str(path), name=Path(path).stem, overrides=overrides)
+def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = (),
+                  option_files: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Read and validate a scenario file (with my.cnf option files and --set overrides)."""
+    return scenario_from_dict(read_scenario_doc(path), str(path), name=Path(path).stem, overrides=overrides,
+                              option_files=option_files)
 
 
 def applicable_keys(scn: Scenario, section: str) -> list[str]:

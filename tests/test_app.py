@@ -475,3 +475,17 @@ def test_form_texts_round_trip_for_version_scenarios(stem):
     assert texts["server.version"] == scn.server.version
     same = apply(doc, "d", scn.name, [f"{k}={v}" for k, v in texts.items() if v])
     assert resolved_toml(same).split("\n", 1)[1] == resolved_toml(scn).split("\n", 1)[1]
+
+
+def test_what_if_takes_a_pasted_my_cnf():
+    at = AppTest.from_function(_whatif, default_timeout=300).run()
+    [area] = [a for a in at.text_area if a.label == "my.cnf"]
+    area.set_value("[mysqld]\ninnodb_io_capacity = 1500\ninnodb-flush-neighbors = 0\n!include /etc/passwd\n").run()
+    assert not at.exception and not at.error
+    infos = " ".join(i.value for i in at.info)
+    assert "2 setting(s) simulated" in infos and "not followed (pasted text)" in infos
+    [box] = [t for t in at.text_input if t.label == "innodb_io_capacity"]
+    assert box.value == "1500"
+    [area] = [a for a in at.text_area if a.label == "my.cnf"]
+    area.set_value("[mysqld]\ninnodb_io_capacity = plenty\n").run()
+    assert at.error and "pasted my.cnf line 2" in at.error[0].value

@@ -1,7 +1,7 @@
 """Mutation fuzz of innosim's input readers: every bad input must end in one InputError.
 
 Takes real inputs (fio JSON and logs from shared/data/fio and validation/live/example, the live
-example's traces, the shipped scenarios and device profiles), damages them (truncation, flipped
+example's traces, the shipped scenarios and device profiles, my.cnf option files), damages them (truncation, flipped
 bytes, cut or repeated spans, random bytes; in parsed documents, values replaced by other types,
 keys deleted) and feeds them to the readers, the scenario and profile validation and the device
 fit. Any exception other than models.errors.InputError is a failure: the CLI would print a
@@ -33,13 +33,32 @@ from models.device import profile_from_dict  # noqa: E402
 from models.errors import InputError  # noqa: E402
 from sim.calibrate import calibrate_fio  # noqa: E402
 from sim.config import scenario_doc_from_text, scenario_from_dict  # noqa: E402
+from models.versions import VERSION_NAMES  # noqa: E402
 from sim.fio import read_fio_json_bytes, read_fio_log  # noqa: E402
 from sim.trace import read_trace_bytes  # noqa: E402
 
 EXAMPLE = ROOT / "validation" / "live" / "example"
 SHARED_FIO = ROOT.parent / "shared" / "data" / "fio"
 ODD_VALUES = [None, True, -1, 0, 1e308, float("nan"), "x", "", [], {}, [1, 2], {"a": 1}, 10**30, "1e9"]
-KINDS = ("fio_bytes", "fio_doc", "fio_fit", "fio_log", "trace", "scenario_text", "scenario_doc", "profile")
+KINDS = ("fio_bytes", "fio_doc", "fio_fit", "fio_log", "trace", "scenario_text", "scenario_doc", "profile", "my_cnf")
+# A my.cnf with every construct the reader takes, beside the live example's (validation/live/example/my.cnf).
+MY_CNF_SAMPLE = """# sample
+[client]
+port = 3306
+[mysqld]
+innodb-buffer-pool-size = 2G   # comment
+innodb_flush_method = "O_DIRECT"
+skip-innodb_doublewrite
+loose-innodb_page_cleaners = 4
+maximum-innodb_io_capacity = 9000
+innodb_io_capacity = 2K
+innodb_log_file_size = '512M'
+[mysqld-8.0]
+innodb_max_dirty_pages_pct = 90.000000
+[mariadb]
+innodb_lru_scan_depth = 1536
+!include missing.cnf
+"""
 
 
 @dataclass(frozen=True)
@@ -173,6 +192,16 @@ def fuzz(seed: int = 1, iterations: int = 1000) -> list[Failure]:
                     doc = _damage_doc(rng, scenario_doc_from_text(text, name))
                     sample = f"{name}: {doc!r}"[:300]
                     scenario_from_dict(doc, name)
+                elif kind == "my_cnf":
+                    text = rng.choice([MY_CNF_SAMPLE, (EXAMPLE / "my.cnf").read_text()])
+                    data = _damage_bytes(rng, text.encode())
+                    sample = f"my.cnf: {data[:120]!r}"
+                    path = Path(tmp) / "my.cnf"
+                    path.write_bytes(data)
+                    name, scn_text = rng.choice(scenarios)
+                    doc = scenario_doc_from_text(scn_text, name)
+                    doc.setdefault("server", {})["version"] = rng.choice(VERSION_NAMES)
+                    scenario_from_dict(doc, name, option_files=[str(path)])
                 else:
                     name, doc = rng.choice(profiles)
                     doc = _damage_doc(rng, doc)

@@ -80,6 +80,21 @@ def overrides_from(initial: dict[str, str], edited: dict[str, str]) -> list[str]
     return out
 
 
+PASTED_CNF = "pasted my.cnf"
+
+
+def with_my_cnf(doc: dict, source: str, name: str, text: str) -> tuple[dict, Scenario]:
+    """The scenario with the server settings of a pasted my.cnf (sim.mycnf), as a document the
+    form's edits apply to, and validated (errors name the pasted file's line)."""
+    from sim.config import merge_option_files
+
+    texts = {PASTED_CNF: text}
+    scn = scenario_from_dict(doc, source, name=name, option_files=[PASTED_CNF], option_texts=texts)
+    merged = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
+    merge_option_files(merged, {}, source, [], [PASTED_CNF], texts)
+    return merged, scn
+
+
 def apply(doc: dict, source: str, name: str, overrides: list[str]) -> Scenario:
     """The scenario the form describes; InputError names the setting and what is allowed."""
     from sim.engine import preflight

@@ -12,7 +12,8 @@ What it does (validation/live/README.md has the details and how to use the outpu
  4. while sysbench runs, samples SHOW GLOBAL STATUS and INFORMATION_SCHEMA.INNODB_METRICS every
     second (OUT/samples.csv) and keeps `mysqladmin extended-status -r -i 1` running
     (OUT/mysqladmin.txt);
- 5. writes OUT/capture.json: versions, settings, machine, and the times that align the files.
+ 5. writes OUT/capture.json: versions, settings, machine, and the times that align the files, and
+    OUT/my.cnf: the private server's option file (`innosim run SCENARIO --my-cnf OUT/my.cnf`).
 
 Standard library only, so it runs with the system python3. Run as root (or a user who may run
 mariadbd and write the work directory). It needs a few minutes and about 2 GB of disk.
@@ -236,6 +237,8 @@ def run_database(out: Path, work: Path, args) -> dict:
     server = Server(work, args)
     server.start()
     meta: dict = {"my_cnf": server.cnf.read_text()}
+    # The server's option file, for `innosim run SCENARIO --my-cnf OUT/my.cnf`.
+    (out / "my.cnf").write_text(meta["my_cnf"])
     try:
         server.sql("CREATE DATABASE IF NOT EXISTS sbtest")
         log(f"sysbench prepare: {args.tables} tables x {args.table_size} rows")
