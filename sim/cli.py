@@ -117,7 +117,7 @@ def _cmd_run(args) -> int:
     from sim.iobench import cases_from_scenario, default_jobs, run_cases
     from sim.report import check_output_dir, iobench_json, iobench_series_csv, iobench_table, write_atomic
 
-    scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [], args.my_cnf or [])
+    scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [], args.my_cnf or [], args.server_vars)
     out_dir = Path(args.output) if args.output else None
     if out_dir is not None:
         check_output_dir(out_dir, "-o")
@@ -182,9 +182,9 @@ def _cmd_sweep(args) -> int:
     src = args.scenario
     path = Path(src)
     base = read_scenario_doc(path)
-    if args.my_cnf:
+    if args.my_cnf or args.server_vars:
         base = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
-        for note in merge_option_files(base, {}, src, args.set or [], args.my_cnf):
+        for note in merge_option_files(base, {}, src, args.set or [], args.my_cnf or [], None, args.server_vars):
             print(f"innosim: note: {note}", file=sys.stderr)
     grid = tuple(parse_grid(g) for g in args.grid or [])
     ranges = tuple(parse_range(r, base, src) for r in args.range or [])
@@ -424,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario file")
     run.add_argument("scenario", nargs="?", default=None,
                      help="scenario TOML file (default: scenarios/default.toml)")
+    run.add_argument("--server-vars", metavar="FILE",
+                     help="version and settings from a server's SHOW GLOBAL VARIABLES output (my.cnf and --set win)")
     run.add_argument("--my-cnf", action="append", metavar="FILE",
                      help="server settings from a MySQL/MariaDB option file (repeatable; --set wins)")
     run.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
@@ -438,6 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--random", type=int, default=0, metavar="N", help="N random points drawn in the --range boxes")
     sw.add_argument("--range", action="append", metavar="SECTION.KEY=LO:HI", help="range of one setting")
     sw.add_argument("--replicates", type=int, default=1, help="runs per point, seeds seed, seed+1, ...")
+    sw.add_argument("--server-vars", metavar="FILE",
+                    help="version and settings from a server's SHOW GLOBAL VARIABLES output, for every run")
     sw.add_argument("--my-cnf", action="append", metavar="FILE",
                     help="server settings from a MySQL/MariaDB option file for every run (repeatable)")
     sw.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting for every run")

@@ -358,28 +358,43 @@ def _final_version(doc: dict, src: str, overrides) -> str:
 
 
 def merge_option_files(doc: dict, origin: dict, src: str, overrides, option_files,
-                       option_texts: dict[str, str] | None = None) -> list[str]:
-    """Put the option files' settings into doc["server"] (in place; `origin` records their file
-    and line) for the version the scenario ends up with; returns the notes about them.
-    `option_texts`: the contents of some of the files, by name (a pasted my.cnf)."""
+                       option_texts: dict[str, str] | None = None, server_vars: str | None = None) -> list[str]:
+    """Put a server's variables (sim.server_vars: its version and settings), then the option
+    files' settings (sim.mycnf, for the version the scenario ends up with) into doc["server"], in
+    place; `origin` records the file and line of each. Returns the notes about them.
+    `option_texts`: the contents of some of the files, by name (text pasted into the app)."""
+    notes: list[str] = []
+    if server_vars:
+        from sim.server_vars import settings_from_variables
+
+        name, got = settings_from_variables(server_vars, option_texts)
+        server = doc.setdefault("server", {})
+        server["version"] = name
+        origin[("server", "version")] = server_vars
+        for key, (value, where) in got.settings.items():
+            server[key] = value
+            origin[("server", key)] = where
+        notes += got.notes
     if not option_files:
-        return []
+        return notes
     from sim.mycnf import settings_from_option_files
 
     cnf = settings_from_option_files(option_files, _final_version(doc, src, overrides), option_texts)
     for key, (value, where) in cnf.settings.items():
         doc.setdefault("server", {})[key] = value
         origin[("server", key)] = where
-    return cnf.notes
+    return notes + cnf.notes
 
 
 def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
                        overrides: list[str] | tuple[str, ...] = (),
                        option_files: list[str] | tuple[str, ...] = (),
-                       option_texts: dict[str, str] | None = None) -> Scenario:
-    """Validate a scenario document (plus option files, then overrides) into a typed Scenario.
+                       option_texts: dict[str, str] | None = None, server_vars: str | None = None) -> Scenario:
+    """Validate a scenario document (plus a server's variables, option files, then overrides) into
+    a typed Scenario.
 
-    Precedence: the scenario's [server] < the option files' settings (sim.mycnf) < --set."""
+    Precedence: the scenario's [server] < the server's variables (sim.server_vars, which also set
+    the version) < the option files' settings (sim.mycnf) < --set."""
     doc = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
     origin: dict[tuple[str, str], str] = {}
     for section, body in doc.items():
@@ -389,7 +404,7 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
             raise InputError(src, section, "must be a table", f"[{section}] with keys")
         for key in body:
             origin[(section, key)] = src
-    cnf_notes = merge_option_files(doc, origin, src, overrides, option_files, option_texts)
+    cnf_notes = merge_option_files(doc, origin, src, overrides, option_files, option_texts, server_vars)
     for text in overrides:
         section, key, value = parse_override(text)
         if section not in SCHEMA:
@@ -628,10 +643,11 @@ def read_scenario_doc(path: str | Path) -> dict:
 
 
 def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = (),
-                  option_files: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Read and validate a scenario file (with my.cnf option files and --set overrides)."""
+                  option_files: list[str] | tuple[str, ...] = (), server_vars: str | None = None) -> Scenario:
+    """Read and validate a scenario file (with a server's variables, my.cnf option files and --set
+    overrides)."""
     return scenario_from_dict(read_scenario_doc(path), str(path), name=Path(path).stem, overrides=overrides,
-                              option_files=option_files)
+                              option_files=option_files, server_vars=server_vars)
 
 
 def applicable_keys(scn: Scenario, section: str) -> list[str]:

@@ -56,7 +56,7 @@ class Option:
 
     @property
     def where(self) -> str:
-        return f"{self.file} line {self.line}"
+        return f"{self.file} line {self.line}" if self.line else self.file
 
 
 @dataclass

@@ -489,3 +489,26 @@ def test_what_if_takes_a_pasted_my_cnf():
     [area] = [a for a in at.text_area if a.label == "my.cnf"]
     area.set_value("[mysqld]\ninnodb_io_capacity = plenty\n").run()
     assert at.error and "pasted my.cnf line 2" in at.error[0].value
+
+
+def test_what_if_takes_pasted_server_variables():
+    at = AppTest.from_function(_whatif, default_timeout=300).run()
+    [area] = [a for a in at.text_area if a.label == "server variables"]
+    area.set_value("Variable_name\tValue\nversion\t8.0.36\ninnodb_io_capacity\t900\n").run()
+    assert not at.exception and not at.error
+    assert "MySQL 8.0.30+ (version 8.0.36)" in " ".join(i.value for i in at.info)
+    [box] = [t for t in at.text_input if t.label == "version"]
+    assert box.value == "mysql-8.0.30"
+    [box] = [t for t in at.text_input if t.label == "innodb_io_capacity"]
+    assert box.value == "900"
+
+
+def test_compare_takes_a_pasted_my_cnf_on_one_side():
+    # A: the default scenario as shipped; B: the same with a proposed my.cnf pasted.
+    at = AppTest.from_function(_compare, default_timeout=180).run()
+    areas = [a for a in at.text_area if a.label == "my.cnf"]
+    assert len(areas) == 2
+    areas[1].set_value("[mysqld]\ninnodb_io_capacity = 3000\n").run()
+    assert not at.exception and not at.error
+    caps = [t.value for t in at.text_input if t.label == "innodb_io_capacity"]
+    assert caps == ["200", "3000"]

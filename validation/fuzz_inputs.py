@@ -1,7 +1,8 @@
 """Mutation fuzz of innosim's input readers: every bad input must end in one InputError.
 
 Takes real inputs (fio JSON and logs from shared/data/fio and validation/live/example, the live
-example's traces, the shipped scenarios and device profiles, my.cnf option files), damages them (truncation, flipped
+example's traces, the shipped scenarios and device profiles, my.cnf option files and SHOW VARIABLES output),
+damages them (truncation, flipped
 bytes, cut or repeated spans, random bytes; in parsed documents, values replaced by other types,
 keys deleted) and feeds them to the readers, the scenario and profile validation and the device
 fit. Any exception other than models.errors.InputError is a failure: the CLI would print a
@@ -40,7 +41,8 @@ from sim.trace import read_trace_bytes  # noqa: E402
 EXAMPLE = ROOT / "validation" / "live" / "example"
 SHARED_FIO = ROOT.parent / "shared" / "data" / "fio"
 ODD_VALUES = [None, True, -1, 0, 1e308, float("nan"), "x", "", [], {}, [1, 2], {"a": 1}, 10**30, "1e9"]
-KINDS = ("fio_bytes", "fio_doc", "fio_fit", "fio_log", "trace", "scenario_text", "scenario_doc", "profile", "my_cnf")
+KINDS = ("fio_bytes", "fio_doc", "fio_fit", "fio_log", "trace", "scenario_text", "scenario_doc", "profile", "my_cnf",
+         "server_vars")
 # A my.cnf with every construct the reader takes, beside the live example's (validation/live/example/my.cnf).
 MY_CNF_SAMPLE = """# sample
 [client]
@@ -202,6 +204,16 @@ def fuzz(seed: int = 1, iterations: int = 1000) -> list[Failure]:
                     doc = scenario_doc_from_text(scn_text, name)
                     doc.setdefault("server", {})["version"] = rng.choice(VERSION_NAMES)
                     scenario_from_dict(doc, name, option_files=[str(path)])
+                elif kind == "server_vars":
+                    text = (EXAMPLE / "variables.tsv").read_text()
+                    if rng.random() < 0.3:
+                        text = "".join(f"| {line.replace(chr(9), ' | ')} |\n" for line in text.splitlines())
+                    data = _damage_bytes(rng, text.encode())
+                    sample = f"variables: {data[:120]!r}"
+                    path = Path(tmp) / "variables.tsv"
+                    path.write_bytes(data)
+                    name, scn_text = rng.choice(scenarios)
+                    scenario_from_dict(scenario_doc_from_text(scn_text, name), name, server_vars=str(path))
                 else:
                     name, doc = rng.choice(profiles)
                     doc = _damage_doc(rng, doc)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from models.errors import InputError
 from sim.app.settings import apply, form_texts, overrides_from
-from sim.app.widgets import choose_scenario, figure_block, run_with_progress, settings_form
+from sim.app.widgets import choose_scenario, figure_block, pasted_server_inputs, run_with_progress, settings_form
 from sim.plots import overlay_figure
 from sim.sweep import METRIC_LABELS, METRICS, metrics_row
 
@@ -47,8 +47,12 @@ def _side(label: str, prefix: str, preset: dict | None):
     if chosen is None:
         return None
     doc, scn, source = chosen
+    pasted = pasted_server_inputs(prefix, doc, scn, source)
+    if pasted is None:
+        return None
+    doc, scn, form_key = pasted
     initial = form_texts(scn)
-    edited = settings_form(scn, prefix, columns=2, preset=preset if scn.name == "default" else None)
+    edited = settings_form(scn, form_key, columns=2, preset=preset if scn.name == "default" else None)
     return doc, scn, source, overrides_from(initial, edited)
 
 

@@ -81,17 +81,22 @@ def overrides_from(initial: dict[str, str], edited: dict[str, str]) -> list[str]
 
 
 PASTED_CNF = "pasted my.cnf"
+PASTED_VARS = "pasted variables"
 
 
-def with_my_cnf(doc: dict, source: str, name: str, text: str) -> tuple[dict, Scenario]:
-    """The scenario with the server settings of a pasted my.cnf (sim.mycnf), as a document the
-    form's edits apply to, and validated (errors name the pasted file's line)."""
+def with_server_inputs(doc: dict, source: str, name: str, cnf_text: str = "",
+                       vars_text: str = "") -> tuple[dict, Scenario]:
+    """The scenario with a pasted server's variables (sim.server_vars: version and settings) and a
+    pasted my.cnf (sim.mycnf) applied, as a document the form's edits apply to, and validated
+    (errors name the pasted text's line)."""
     from sim.config import merge_option_files
 
-    texts = {PASTED_CNF: text}
-    scn = scenario_from_dict(doc, source, name=name, option_files=[PASTED_CNF], option_texts=texts)
+    texts = {PASTED_CNF: cnf_text, PASTED_VARS: vars_text}
+    files = [PASTED_CNF] if cnf_text.strip() else []
+    server_vars = PASTED_VARS if vars_text.strip() else None
+    scn = scenario_from_dict(doc, source, name=name, option_files=files, option_texts=texts, server_vars=server_vars)
     merged = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
-    merge_option_files(merged, {}, source, [], [PASTED_CNF], texts)
+    merge_option_files(merged, {}, source, [], files, texts, server_vars)
     return merged, scn
 
 

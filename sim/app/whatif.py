@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import zlib
-
 import streamlit as st
 
 from models.errors import InputError
 from models.versions import version as version_of
-from sim.app.settings import apply, form_texts, overrides_from, with_my_cnf
-from sim.app.widgets import choose_scenario, figure_block, run_with_progress, settings_form
+from sim.app.settings import apply, form_texts, overrides_from
+from sim.app.widgets import choose_scenario, figure_block, pasted_server_inputs, run_with_progress, settings_form
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, sync_waits_figure,
                        tps_figure)
@@ -80,23 +78,11 @@ def render() -> None:
     if chosen is None:
         return
     doc, scn, source = chosen
-    with st.expander("Server settings from a my.cnf (optional)"):
-        cnf_text = st.text_area(
-            "my.cnf", "", key="wi-mycnf", height=160,
-            help="Paste an option file: the groups the chosen server version reads ([mysqld], [server], "
-                 "[mysqld-X.Y]; MariaDB also [mariadb], [mariadbd] ...) set the InnoDB settings innosim "
-                 "simulates; the fields below start from them. !include lines cannot be followed here.")
-    if cnf_text.strip():
-        try:
-            doc, scn = with_my_cnf(doc, source, scn.name, cnf_text)
-        except InputError as err:
-            st.error(str(err))
-            return
-        for note in scn.notes:
-            st.info(note)
+    pasted = pasted_server_inputs("wi", doc, scn, source)
+    if pasted is None:
+        return
+    doc, scn, form_key = pasted
     initial = form_texts(scn)
-    # A new my.cnf gives new fields (a field keeps what it showed while its key is the same).
-    form_key = f"wi-{zlib.crc32(cnf_text.encode()):08x}" if cnf_text.strip() else "wi"
     edited = settings_form(scn, form_key)
     resolution = st.select_slider("resolution", list(RESOLUTIONS), value="1 s", key="wi-res")
     if st.button("Run", type="primary", key="wi-run"):

@@ -3,10 +3,13 @@ settings form and a run with a progress bar."""
 
 from __future__ import annotations
 
+import zlib
+
 import streamlit as st
 
 from models.errors import InputError
-from sim.app.settings import FORM_SECTIONS, editable_keys, form_texts, load_shipped, parse_upload, shipped_oltp_scenarios
+from sim.app.settings import (FORM_SECTIONS, editable_keys, form_texts, load_shipped, parse_upload,
+                              shipped_oltp_scenarios, with_server_inputs)
 from sim.app.simulate import run_resolved
 from sim.config import SCHEMA
 from sim.plots import png_bytes
@@ -45,6 +48,34 @@ def choose_scenario(prefix: str, default: str = "default"):
         st.error(str(err))
         return None
     return doc, scn, up.name
+
+
+def pasted_server_inputs(prefix: str, doc: dict, scn, source: str):
+    """Text boxes for a running server's variables and a my.cnf (sim.server_vars, sim.mycnf) over
+    the chosen scenario. Returns (doc, scenario, form prefix) with them applied, or None after
+    showing an error. The form prefix changes with the pasted text, so the settings fields start
+    again from the new values (a field keeps what it showed while its key is the same)."""
+    with st.expander("Server settings from a running server or a my.cnf (optional)"):
+        vars_text = st.text_area(
+            "server variables", "", key=f"{prefix}-vars", height=120,
+            help="Paste `mysql -e 'SHOW GLOBAL VARIABLES'` or `mysqladmin variables` output: its `version` "
+                 "picks the server version and its InnoDB variables the settings innosim simulates.")
+        cnf_text = st.text_area(
+            "my.cnf", "", key=f"{prefix}-mycnf", height=160,
+            help="Paste an option file: the groups the chosen server version reads ([mysqld], [server], "
+                 "[mysqld-X.Y]; MariaDB also [mariadb], [mariadbd] ...) set the InnoDB settings innosim "
+                 "simulates, over the variables above; the fields below start from them. !include lines "
+                 "cannot be followed here.")
+    if not (cnf_text.strip() or vars_text.strip()):
+        return doc, scn, prefix
+    try:
+        doc, scn = with_server_inputs(doc, source, scn.name, cnf_text, vars_text)
+    except InputError as err:
+        st.error(str(err))
+        return None
+    for note in scn.notes:
+        st.info(note)
+    return doc, scn, f"{prefix}-{zlib.crc32((cnf_text + chr(0) + vars_text).encode()):08x}"
 
 
 def settings_form(scn, prefix: str, columns: int = 3, preset: dict[str, str] | None = None) -> dict[str, str]:

@@ -1,0 +1,133 @@
+"""Server settings and version from a running server's variables (`--server-vars FILE`).
+
+Reads what users can get from any server without a my.cnf:
+* `mysql -e "SHOW GLOBAL VARIABLES" > vars.tsv` (tab-separated, with or without the
+  Variable_name / Value header; `mysql -B -N` output too);
+* `mysqladmin variables` / `mariadb-admin variables` (the `| Variable_name | Value |` table);
+* a JSON object of name -> value (as the live capture kit stores them in capture.json).
+
+`version` picks `server.version`: 5.6.x mysql-5.6, 5.7.x mysql-5.7, 8.0.0-8.0.29 mysql-8.0,
+8.0.30+ mysql-8.0.30, 8.4.x mysql-8.4; MariaDB 10.5 to 11.x mariadb-10.11 (10.5 is where the
+flushing innosim models for MariaDB began: one buffer pool, one page cleaner, no separate sync
+point; later releases are simulated with 10.11's algorithms and defaults, with a note). Other
+versions are refused. The InnoDB variables innosim simulates become `[server]` settings, with the
+file and line of each; the server's own forms are taken as it prints them (ON/OFF, bytes,
+90.000000). A fractional value of a setting innosim keeps whole is rounded, with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from models.errors import InputError
+from models.versions import VERSIONS
+from sim.mycnf import CnfSettings, Option, _convert, _read_text
+
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+_TABLE_ROW = re.compile(r"^\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|$")
+
+
+def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
+    """innosim's version for a server's `version` variable, and a note when it is an approximation."""
+    m = _VERSION_RE.match(reported.strip())
+    if not m:
+        raise InputError(where, "version", f"{reported!r} is not a server version", "e.g. 8.0.36 or 10.11.6-MariaDB")
+    major, minor, patch = (int(x) for x in m.groups())
+    if "mariadb" in reported.lower():
+        if (major, minor) >= (10, 5):
+            note = None if (major, minor) == (10, 11) else (
+                f"MariaDB {major}.{minor}.{patch} is simulated as MariaDB 10.11 (its flushing algorithms and defaults)")
+            return "mariadb-10.11", note
+        raise InputError(where, "version", f"MariaDB {major}.{minor} is not simulated (its flushing predates 10.5)",
+                         "MariaDB 10.5 or later, or MySQL 5.6 to 8.4")
+    if (major, minor) == (5, 6):
+        return "mysql-5.6", None
+    if (major, minor) == (5, 7):
+        return "mysql-5.7", None
+    if (major, minor) == (8, 0):
+        return ("mysql-8.0.30" if patch >= 30 else "mysql-8.0"), None
+    if (major, minor) == (8, 4):
+        return "mysql-8.4", None
+    raise InputError(where, "version", f"MySQL {major}.{minor} is not simulated",
+                     "MySQL 5.6, 5.7, 8.0, 8.4 or MariaDB 10.5+")
+
+
+def read_variables(path: str, text_of: dict[str, str] | None = None) -> list[tuple[str, str, int]]:
+    """(name, value, line) of every variable in the file, in order."""
+    text = (text_of or {}).get(path)
+    if text is None:
+        from pathlib import Path
+
+        text = _read_text(Path(path), path)
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path} line {err.lineno}", "", f"not valid JSON: {err.msg}",
+                             "a JSON object of variable names and values") from None
+        if not isinstance(doc, dict) or not all(isinstance(v, (str, int, float, bool)) for v in doc.values()):
+            raise InputError(path, "", "a JSON file of variables must be one object of names and plain values",
+                             '{"innodb_io_capacity": "200", ...}')
+        return [(str(k), str(v) if not isinstance(v, bool) else ("ON" if v else "OFF"), 0) for k, v in doc.items()]
+    out = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.startswith("+"):
+            continue
+        if line.startswith("|"):
+            m = _TABLE_ROW.match(line.strip())
+            if not m:
+                raise InputError(f"{path} line {n}", "", "not a `| name | value |` row", "mysqladmin variables output")
+            name, value = m.groups()
+        elif "\t" in line:
+            name, value = line.split("\t", 1)
+        else:
+            name, _, value = line.strip().partition(" ")
+            if not value and not name.replace("_", "").isalnum():
+                raise InputError(f"{path} line {n}", "", f"{line[:60]!r} is not a variable line",
+                                 "SHOW GLOBAL VARIABLES output: name<TAB>value")
+        name, value = name.strip(), value.strip()
+        if name == "Variable_name" and value == "Value":
+            continue
+        if not name.replace("_", "").replace("-", "").isalnum():
+            raise InputError(f"{path} line {n}", "", f"{name[:60]!r} is not a variable name",
+                             "SHOW GLOBAL VARIABLES output: name<TAB>value")
+        out.append((name, value, n))
+    if not out:
+        raise InputError(path, "", "holds no variables", "SHOW GLOBAL VARIABLES output, mysqladmin variables, or JSON")
+    return out
+
+
+def settings_from_variables(path: str, text_of: dict[str, str] | None = None) -> tuple[str, CnfSettings]:
+    """(server.version, the [server] settings) a server's variables give."""
+    from sim.config import SCHEMA
+
+    rows = read_variables(path, text_of)
+    where = {name: f"{path} line {n}" if n else path for name, _, n in rows}
+    values = {name.lower(): value for name, value, _ in rows}
+    if "version" not in values:
+        raise InputError(path, "version", "the server's version variable is missing",
+                         "the whole SHOW GLOBAL VARIABLES output (it holds `version`)")
+    name, note = version_name_for(values["version"], where.get("version", path))
+    out = CnfSettings(files=[path])
+    if note:
+        out.notes.append(note)
+    v = VERSIONS[name]
+    for key, spec in SCHEMA["server"].items():
+        if key == "version" or key not in values or key in v.absent or key in v.removed:
+            continue
+        value = values[key]
+        if key == "innodb_flush_method" and value == "":
+            continue                      # 5.6/5.7 print an empty value for the default (fsync)
+        if spec.kind == "int" and re.fullmatch(r"\d+\.\d+", value):
+            whole = round(float(value))
+            if whole != float(value):
+                out.notes.append(f"{where[key]}: {key} = {value} is kept whole by innosim: {whole}")
+            value = str(whole)
+        opt = Option(key, value, path, int(where[key].rsplit(" ", 1)[-1]) if " line " in where[key] else 0)
+        out.settings[key] = (_convert(key, spec, value, None, opt), where[key])
+    out.notes.insert(0, f"server variables {path}: {VERSIONS[name].label} (version {values['version']}); "
+                        f"{len(out.settings)} setting(s) simulated ({', '.join(out.settings)})")
+    return name, out

@@ -1,0 +1,136 @@
+"""A running server's variables (SHOW GLOBAL VARIABLES, mysqladmin variables, JSON) as settings."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from models.errors import InputError
+from sim.config import scenario_from_dict, setting_value
+from sim.server_vars import read_variables, settings_from_variables, version_name_for
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "validation" / "live" / "example"
+OLTP = {"workload": {"kind": "oltp", "profile": "dbt2", "warehouses": 10, "users": 4},
+        "hardware": {"device": "seed-12core-disks-2012"}}
+
+
+def scenario(path, **kw):
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    return scenario_from_dict(doc, "s.toml", server_vars=str(path), **kw)
+
+
+@pytest.mark.parametrize("reported, name", [
+    ("5.6.51-log", "mysql-5.6"), ("5.7.44", "mysql-5.7"), ("8.0.29", "mysql-8.0"), ("8.0.30", "mysql-8.0.30"),
+    ("8.0.36-0ubuntu0.22.04.1", "mysql-8.0.30"), ("8.4.3", "mysql-8.4"),
+    ("10.11.19-MariaDB-0+deb12u1", "mariadb-10.11"), ("10.6.18-MariaDB-log", "mariadb-10.11"),
+    ("11.4.2-MariaDB", "mariadb-10.11"),
+])
+def test_versions(reported, name):
+    got, note = version_name_for(reported, "v")
+    assert got == name
+    assert (note is None) == (reported.startswith("10.11") or "MariaDB" not in reported)
+
+
+@pytest.mark.parametrize("reported", ["5.5.62", "9.1.0", "10.4.33-MariaDB", "banana"])
+def test_versions_not_simulated(reported):
+    with pytest.raises(InputError, match="version"):
+        version_name_for(reported, "v")
+
+
+def test_tsv_with_header_and_mysqladmin_table(tmp_path):
+    tsv = tmp_path / "vars.tsv"
+    tsv.write_text("Variable_name\tValue\nversion\t8.0.36\ninnodb_io_capacity\t2000\n"
+                   "innodb_flush_method\tO_DIRECT\ninnodb_doublewrite\tON\nmax_connections\t151\n"
+                   "innodb_max_dirty_pages_pct\t90.000000\ninnodb_log_file_size\t50331648\n"
+                   "innodb_redo_log_capacity\t104857600\ninnodb_log_files_in_group\t2\n")
+    s = scenario(tsv)
+    assert s.server.version == "mysql-8.0.30"
+    assert s.server.innodb_io_capacity == 2000 and s.server.innodb_flush_method == "O_DIRECT"
+    assert s.server.innodb_max_dirty_pages_pct == 90
+    assert s.server.innodb_redo_log_capacity_bytes == 100 << 20
+    table = tmp_path / "vars.txt"
+    table.write_text("+-----------------------+---------+\n| Variable_name | Value |\n"
+                     "+-----------------------+---------+\n| innodb_io_capacity | 300 |\n| version | 5.7.44-log |\n"
+                     "| innodb_flush_method |  |\n+-----------------------+---------+\n")
+    s = scenario(table)
+    assert s.server.version == "mysql-5.7" and s.server.innodb_io_capacity == 300
+    assert s.server.innodb_flush_method == "fsync"          # 5.7 prints an empty value for its default
+
+
+def test_precedence_vars_then_cnf_then_set(tmp_path):
+    tsv = tmp_path / "vars.tsv"
+    tsv.write_text("version\t5.7.44\ninnodb_io_capacity\t400\ninnodb_lru_scan_depth\t2048\n")
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld-5.7]\ninnodb_io_capacity = 800\n")
+    s = scenario(tsv, option_files=[str(cnf)], overrides=["server.innodb_lru_scan_depth=512"])
+    assert s.server.version == "mysql-5.7"                  # picks the [mysqld-5.7] group
+    assert s.server.innodb_io_capacity == 800
+    assert s.server.innodb_lru_scan_depth == 512
+    s = scenario(tsv, overrides=["server.version=mysql-8.0"])
+    assert s.server.version == "mysql-8.0"
+
+
+def test_fractional_values_are_rounded_with_a_note(tmp_path):
+    tsv = tmp_path / "vars.tsv"
+    tsv.write_text("version\t8.0.20\ninnodb_max_dirty_pages_pct\t75.500000\n")
+    s = scenario(tsv)
+    assert s.server.innodb_max_dirty_pages_pct == 76
+    assert any("kept whole by innosim: 76" in n for n in s.notes)
+
+
+def test_live_example_variables_give_the_example_server(tmp_path):
+    """The live capture's SHOW VARIABLES (MariaDB 10.11.19) alone give the scenario's server."""
+    variables = json.loads((EXAMPLE / "capture.json").read_text())["database"]["variables"]
+    path = tmp_path / "vars.json"
+    path.write_text(json.dumps(variables))
+    s = scenario(path)
+    from sim.config import load_scenario
+
+    written = load_scenario(EXAMPLE / "scenario.toml")
+    assert s.server == written.server
+    shipped = EXAMPLE / "variables.tsv"
+    assert read_variables(str(shipped)) == [(k, v, n) for n, (k, v) in enumerate(variables.items(), start=1)]
+    assert scenario(shipped).server == written.server
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("", "holds no variables"),
+    ("innodb_io_capacity\t200\n", "version variable is missing"),
+    ("version\t8.0.36\ninnodb_io_capacity\tlots\n", "line 2: innodb_io_capacity: 'lots'"),
+    ("version\t8.0.36\n| broken\n", "line 2: not a `| name | value |` row"),
+    ("version\t8.0.36\n!!! junk !!!\n", "line 2"),
+    ('{"version": "8.0.36", "x": [1]}', "one object of names and plain values"),
+    ('{"version": ', "not valid JSON"),
+    ("version\t12.0.0\n", "not simulated"),
+])
+def test_bad_files(tmp_path, text, needle):
+    p = tmp_path / "vars.tsv"
+    p.write_text(text)
+    with pytest.raises(InputError) as err:
+        scenario(p)
+    assert needle in str(err.value), str(err.value)
+
+
+def test_cli(tmp_path):
+    tsv = tmp_path / "vars.tsv"
+    tsv.write_text("version\t8.4.3\ninnodb_io_capacity\t10000\ninnodb_buffer_pool_size\t1073741824\n")
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "run", "--server-vars", str(tsv), "--set", "run.duration=1s",
+                        "-o", str(tmp_path / "o")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "MySQL 8.4 LTS (version 8.4.3)" in r.stderr
+    assert 'version = "mysql-8.4"' in (tmp_path / "o" / "scenario.resolved.toml").read_text()
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("version\t4.1.22\n")
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "run", "--server-vars", str(bad)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "MySQL 4.1 is not simulated" in r.stderr
+
+
+def test_reader_keeps_line_numbers(tmp_path):
+    p = tmp_path / "v.tsv"
+    p.write_text("Variable_name\tValue\n\nversion\t5.6.51\n")
+    assert read_variables(str(p)) == [("version", "5.6.51", 3)]
+    assert settings_from_variables(str(p))[0] == "mysql-5.6"
