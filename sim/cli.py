@@ -389,6 +389,41 @@ def _calibrate_trace(args) -> int:
     return 0
 
 
+def _cmd_config(args) -> int:
+    """The resolved settings of a scenario, where each came from, and the version's limits; no run."""
+    from sim.config import applicable_keys, load_scenario, setting_text
+    from sim.engine import preflight
+    from sim.report import format_rows
+
+    scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [], args.my_cnf or [], args.server_vars)
+    origins = dict(scn.origins)
+    rows = [{"setting": f"{section}.{key}", "value": setting_text(scn, section, key),
+             "from": origins[f"{section}.{key}"]}
+            for section in ("server", "hardware", "workload", "run") for key in applicable_keys(scn, section)]
+    limits = []
+    warnings: list[str] = list(scn.notes)
+    if scn.workload.kind == "oltp":
+        checked = preflight(scn)
+        warnings = checked.warnings
+        lim = checked.limits
+        limits = [{"limit": lim.name_of(f), "bytes": getattr(lim, f), "pct_of_redo": lim.pct(f)}
+                  for f, _ in lim.names if getattr(lim, f) is not None]
+        limits.append({"limit": "redo capacity (configured)", "bytes": lim.configured_bytes, "pct_of_redo": 100.0})
+    if args.json:
+        print(json.dumps({"scenario": scn.name, "source": scn.source, "version": scn.server.version,
+                          "settings": rows, "notes": warnings, "limits": limits}, indent=2))
+        return 0
+    print(f"scenario {scn.name} ({scn.source}), {scn.server.version}, workload {scn.workload.kind}")
+    print(format_rows(("setting", "value", "from"), [(r["setting"], r["value"], r["from"]) for r in rows]))
+    if limits:
+        print(f"\n{scn.server.version} limits (checkpoint age / modified age, of the configured redo):")
+        print(format_rows(("limit", "MiB", "% of redo"), [(r["limit"], f"{r['bytes'] / 2**20:,.1f}",
+                                                           f"{r['pct_of_redo']:.1f}") for r in limits]))
+    for w in warnings:
+        print(f"note: {w}")
+    return 0
+
+
 def _cmd_profiles(args) -> int:
     for name in builtin_profile_names():
         p = load_profile(name)
@@ -482,6 +517,16 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")
     cal.add_argument("--json", action="store_true", help="print {profile, holdout_rows} as JSON")
     cal.set_defaults(func=_cmd_calibrate)
+
+    cfg = sub.add_parser("config", help="show a scenario's resolved settings, where each came from, and the "
+                                        "server version's limits (no simulation)")
+    cfg.add_argument("scenario", nargs="?", default=None,
+                     help="scenario TOML file (default: scenarios/default.toml)")
+    cfg.add_argument("--server-vars", metavar="FILE", help="version and settings from SHOW GLOBAL VARIABLES output")
+    cfg.add_argument("--my-cnf", action="append", metavar="FILE", help="server settings from an option file")
+    cfg.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
+    cfg.add_argument("--json", action="store_true", help="print JSON")
+    cfg.set_defaults(func=_cmd_config)
 
     prof = sub.add_parser("profiles", help="list built-in device profiles")
     prof.set_defaults(func=_cmd_profiles)

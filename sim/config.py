@@ -322,6 +322,7 @@ class Scenario:
     run: RunConfig
     present_sections: frozenset[str]
     notes: tuple[str, ...] = ()           # what the server would say about settings it maps or ignores
+    origins: tuple[tuple[str, str], ...] = ()   # ("section.key", where its value came from)
 
 
 _SECTION_TYPES = {"server": ServerConfig, "hardware": HardwareConfig, "workload": WorkloadConfig,
@@ -433,8 +434,56 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
         source=src,
         present_sections=frozenset(doc),
         notes=tuple(notes),
+        origins=_origins(doc, values, origin, src),
         **{s: _SECTION_TYPES[s](**values[s]) for s in SCHEMA},
     )
+
+
+def _server_default_origin(key: str, v, given: dict) -> str:
+    """Where a [server] setting left out gets its value (mirrors _apply_version)."""
+    if v.is_mariadb and key in ("innodb_buffer_pool_instances", "innodb_page_cleaners",
+                                "innodb_log_files_in_group", "innodb_thread_concurrency"):
+        return f"{v.label}: fixed (one buffer pool, one page cleaner, one log file)"
+    if key in v.absent:
+        return f"not a {v.label} variable"
+    if v.redo == "8030" and key in ("innodb_log_file_size", "innodb_log_files_in_group"):
+        return f"not used by {v.label} (innodb_redo_log_capacity)"
+    if v.redo == "8030" and key == "innodb_redo_log_capacity" and (
+            "innodb_log_file_size" in given or "innodb_log_files_in_group" in given):
+        return "innodb_log_file_size x innodb_log_files_in_group (deprecated since 8.0.30)"
+    if key == "innodb_io_capacity_max":
+        return ("default: 2 x innodb_io_capacity" if v.name == "mysql-8.4"
+                else "default: max(2000, 2 x innodb_io_capacity)")
+    if key == "innodb_buffer_pool_instances" and v.name == "mysql-8.4":
+        return "default: from the pool size and hardware.cpu_cores"
+    if key == "innodb_page_cleaners" and v.name == "mysql-8.4":
+        return "default: innodb_buffer_pool_instances"
+    if key in v.defaults:
+        return f"{v.label} default"
+    return "default"
+
+
+def _origins(doc: dict, values: dict, origin: dict, src: str) -> tuple[tuple[str, str], ...]:
+    """Where every setting's value came from: the file (and line), --set, a default, a profile."""
+    v = VERSIONS[values["server"]["version"]]
+    given = {section: body for section, body in doc.items() if isinstance(body, dict)}
+    wl = values["workload"]
+    out = []
+    for section, keys in SCHEMA.items():
+        body = given.get(section, {})
+        for key in keys:
+            if key in body:
+                where = origin.get((section, key), src)
+            elif section == "server":
+                where = _server_default_origin(key, v, body)
+            elif section == "workload" and wl["kind"] == "oltp" and SCHEMA[section][key].attr in _PROFILE_KEYS:
+                where = f"profile {wl['profile']}"
+            elif (section, key) == ("workload", "data_size") and wl.get("warehouses"):
+                where = "warehouses x 100 MB"
+            else:
+                where = "default"
+            out.append((f"{section}.{key}", where))
+    return tuple(out)
 
 
 def version_keys(version_name: str) -> list[str]:
@@ -666,6 +715,23 @@ def setting_value(scn: Scenario, section: str, key: str) -> Any:
     """A setting as the scenario holds it (bytes, seconds, ...); a one-value list as its value."""
     v = getattr(getattr(scn, section), SCHEMA[section][key].attr)
     return v[0] if isinstance(v, tuple) and len(v) == 1 else v
+
+
+def setting_text(scn: Scenario, section: str, key: str) -> str:
+    """The value of one setting as a scenario file would hold it ("16G", "60s", "true", "xfs")."""
+    spec = SCHEMA[section][key]
+    v = setting_value(scn, section, key)
+    if isinstance(v, tuple):
+        v = ",".join(map(str, v))
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if spec.kind == "size" and isinstance(v, int):
+        return format_size(v)
+    if spec.kind == "duration":
+        return f"{v:g}s"
+    return str(v)
 
 
 def scenario_fields(section: str) -> list[str]:

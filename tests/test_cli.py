@@ -131,3 +131,27 @@ def test_closed_stdout_keeps_the_output_files(tmp_path):
     assert proc.stdout.startswith("scenario default")
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
     assert (out_dir / "summary.json").is_file() and (out_dir / "series_1s.csv").is_file()
+
+
+def test_config_shows_settings_origins_and_limits(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld]\ninnodb_io_capacity = 700\n")
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "config", str(root / "scenarios" / "seed-dbt2-8inst-3g.toml"),
+                 "--my-cnf", str(cnf), "--json"], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rows = {x["setting"]: x for x in doc["settings"]}
+    assert rows["server.innodb_io_capacity"] == {"setting": "server.innodb_io_capacity", "value": "700",
+                                                 "from": f"{cnf} line 2"}
+    assert rows["server.innodb_log_file_size"]["value"] == "1536M"
+    names = [x["limit"] for x in doc["limits"]]
+    assert names[1] == "max_modified_age_sync (sync flush)"
+    assert doc["limits"][-1]["bytes"] == 3 << 30
+    # 5.6 with 2 x 1536M: max_modified_age_sync is 75.9% of the configured redo (README, versions).
+    assert round(doc["limits"][1]["pct_of_redo"], 1) == 75.9
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "config", "--set", "server.innodb_io_capacity=5"],
+                capture_output=True, text=True, cwd=root)
+    assert r.returncode == 2 and "innodb_io_capacity" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "config"], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0 and "server.innodb_io_capacity" in r.stdout and "limits" in r.stdout

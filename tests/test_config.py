@@ -119,3 +119,38 @@ def test_every_key_documents_what_is_allowed():
 def test_scenario_from_dict_rejects_non_table_section():
     with pytest.raises(InputError, match="must be a table"):
         scenario_from_dict({"run": 5}, "x")
+
+
+def test_origins_name_where_each_value_came_from(tmp_path):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld]\n\ninnodb_io_capacity = 900\n")
+    p = write(tmp_path, """
+[server]
+version = "mysql-8.4"
+innodb_buffer_pool_size = "4G"
+[hardware]
+device = "seed-12core-disks-2012"
+cpu_cores = 16
+[workload]
+kind = "oltp"
+warehouses = 10
+""")
+    s = load_scenario(p, ["server.innodb_lru_scan_depth=512"], [str(cnf)])
+    o = dict(s.origins)
+    assert o["server.innodb_buffer_pool_size"] == str(p)
+    assert o["server.innodb_io_capacity"] == f"{cnf} line 3"
+    assert o["server.innodb_lru_scan_depth"] == "--set"
+    assert o["server.innodb_io_capacity_max"] == "default: 2 x innodb_io_capacity"
+    assert s.server.innodb_io_capacity_max == 1800
+    assert o["server.innodb_buffer_pool_instances"] == "default: from the pool size and hardware.cpu_cores"
+    assert o["server.innodb_page_cleaners"] == "default: innodb_buffer_pool_instances"
+    assert o["server.innodb_flush_method"] == "MySQL 8.4 LTS default"
+    assert o["server.innodb_log_file_size"].startswith("not used by MySQL 8.4")
+    assert o["server.innodb_checksums"] == "not a MySQL 8.4 LTS variable"
+    assert o["workload.cpu_per_txn"] == "profile dbt2"
+    assert o["workload.data_size"] == "warehouses x 100 MB"
+    assert o["run.seed"] == "default"
+    assert len(o) == sum(len(keys) for keys in SCHEMA.values())
+    m = scenario_from_dict({"server": {"version": "mariadb-10.11"}, "workload": {"kind": "oltp", "data_size": "1G"},
+                            "hardware": {"device": "seed-12core-disks-2012"}}, "m.toml")
+    assert dict(m.origins)["server.innodb_buffer_pool_instances"].startswith("MariaDB 10.11: fixed")

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from models.errors import InputError
-from sim.config import (SCHEMA, Scenario, applicable_keys, read_scenario_doc, scenario_doc_from_text,
-                        scenario_from_dict, setting_value)
-from sim.units import format_size
+from sim.config import (Scenario, applicable_keys, read_scenario_doc, scenario_doc_from_text,
+                        scenario_from_dict, setting_text)
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
 FORM_SECTIONS = ("server", "hardware", "workload", "run")
@@ -46,23 +45,6 @@ def parse_upload(data: bytes, filename: str) -> tuple[dict, Scenario]:
 def editable_keys(section: str, scn: Scenario) -> list[str]:
     """The form's keys: those that apply to the scenario, less the workload kind (this page is oltp)."""
     return [k for k in applicable_keys(scn, section) if (section, k) != ("workload", "kind")]
-
-
-def setting_text(scn: Scenario, section: str, key: str) -> str:
-    """The value of one setting as the form shows it ("16G", "60s", "true", "xfs")."""
-    spec = SCHEMA[section][key]
-    v = setting_value(scn, section, key)
-    if isinstance(v, tuple):
-        v = ",".join(map(str, v))
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if spec.kind == "size" and isinstance(v, int):
-        return format_size(v)
-    if spec.kind == "duration":
-        return f"{v:g}s"
-    return str(v)
 
 
 def form_texts(scn: Scenario) -> dict[str, str]:
