@@ -352,7 +352,7 @@ def _calibrate_trace(args) -> int:
         print(tr.describe(), file=sys.stderr)
     t0 = time.perf_counter()
     res = fit_trace(doc, args.scenario, trace, fit, warmup_s, duration_s, max_evals=args.max_evals,
-                    workers=args.workers,
+                    workers=args.workers, multistart=args.multistart,
                     progress=lambda text: print(f"fit [{time.perf_counter() - t0:6.0f} s] {text}", file=sys.stderr,
                                                 flush=True), series=series)
     fitted = scenario_from_dict(doc, args.scenario, name=base.name + "-fitted", overrides=res.overrides())
@@ -511,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--warmup", help="trace: seconds at the start left out of the fit (default 10s)")
     cal.add_argument("--duration", help="trace: seconds of the trace to fit (default all)")
     cal.add_argument("--max-evals", type=int, default=40, help="trace: most optimiser steps (default 40)")
+    cal.add_argument("--multistart", action="store_true",
+                     help="trace: fit again from cpu_per_txn = min(cores, users) / measured commits/s and keep "
+                          "the better fit (twice the simulations)")
     cal.add_argument("--workers", type=int, default=0, help="trace: worker processes (default all cores)")
     cal.add_argument("--plot", help="trace: overlay PNG of measured and simulated series")
     cal.add_argument("--name", help="profile name (default: the output file's stem)")

@@ -32,6 +32,22 @@ def test_cpu_per_txn_is_recovered_from_a_simulated_trace():
     assert any("not fitted" in n for n in res.notes)
 
 
+def test_multistart_fits_from_both_starts_and_keeps_the_better():
+    from sim.config import read_scenario_doc
+
+    text, _ = samples_csv(DEFAULT, ["run.duration=20s", "workload.cpu_per_txn=2.5ms"])
+    trace = read_trace_bytes(text.encode(), "synthetic.csv")
+    steps = []
+    res = fit_trace(read_scenario_doc(Path(DEFAULT)), DEFAULT, trace, parse_fit(["workload.cpu_per_txn"]),
+                    warmup_s=4.0, duration_s=20.0, max_evals=12, workers=1, multistart=True,
+                    progress=steps.append)
+    assert res.values[0] == pytest.approx(2.5e-3, rel=0.03)
+    assert [t for t in steps if t.startswith("start ")] == [
+        "start 1 of 2: the scenario's values",
+        next(t for t in steps if t.startswith("start 2 of 2: cpu_per_txn = min(cores, users)"))]
+    assert any(n.startswith("two starts: from the scenario's values RMS") for n in res.notes)
+
+
 @pytest.mark.slow
 def test_two_parameters_from_a_trace_with_other_noise(tmp_path):
     # The trace has another seed than the fit, so its noise is not the simulator's own.
@@ -85,3 +101,20 @@ def test_bad_trace_file_exit_2(tmp_path):
     bad.write_bytes(b"\x00\x01\x02\x03" * 100)
     r = _cli("calibrate", "trace", str(bad), "--scenario", DEFAULT)
     assert r.returncode == 2 and "junk.bin" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cpu_start_is_cores_over_measured_throughput():
+    import pandas as pd
+
+    from sim.config import load_scenario
+    from sim.trace import Trace
+    from sim.trace_fit import cpu_start_s
+
+    scn = load_scenario(DEFAULT, ["workload.users=40", "hardware.cpu_cores=12"])
+    frame = pd.DataFrame({"time_s": [1.0, 2.0, 3.0, 4.0], "tps": [100.0, 6000.0, 6000.0, 6000.0]})
+    trace = Trace("t.csv", "samples", frame, 1.0)
+    assert cpu_start_s(trace, scn, warmup_s=1.0) == pytest.approx(12 / 6000.0)
+    scn4 = load_scenario(DEFAULT, ["workload.users=4", "hardware.cpu_cores=12"])
+    assert cpu_start_s(trace, scn4, warmup_s=1.0) == pytest.approx(4 / 6000.0)
+    assert cpu_start_s(trace, scn, warmup_s=10.0) is None             # nothing after the warm-up
+    assert cpu_start_s(Trace("t.csv", "samples", frame.drop(columns="tps"), 1.0), scn, 1.0) is None

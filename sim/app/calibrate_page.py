@@ -100,7 +100,8 @@ def render() -> None:
 
 
 def run_trace_fit(files: list[tuple[str, bytes]], scenario: tuple[str, bytes] | str, fit: list[str],
-                  warmup: str, duration: str, max_evals: int, series: list[str] | None = None) -> dict:
+                  warmup: str, duration: str, max_evals: int, series: list[str] | None = None,
+                  multistart: bool = False) -> dict:
     """`innosim calibrate trace` in a child process (its worker processes are forked from a plain
     interpreter, not from the app's threaded server): the JSON report, the fitted TOML, the PNG."""
     with tempfile.TemporaryDirectory(prefix="innosim-app-trace-") as tmp:
@@ -122,6 +123,8 @@ def run_trace_fit(files: list[tuple[str, bytes]], scenario: tuple[str, bytes] | 
             cmd += ["--fit", k]
         if series:
             cmd += ["--series", ",".join(series)]
+        if multistart:
+            cmd += ["--multistart"]
         if warmup.strip():
             cmd += ["--warmup", warmup.strip()]
         if duration.strip():
@@ -157,13 +160,15 @@ def trace_section() -> None:
     warmup = c3.text_input("warm-up left out", "10s", key="tr-warmup")
     duration = c4.text_input("span fitted (empty: the whole trace)", "60s", key="tr-duration")
     max_evals = int(c5.number_input("most optimiser steps", 2, 60, 8, key="tr-evals"))
+    multistart = st.checkbox("two starts (also from cpu_per_txn = cores / measured commits/s; twice the time)",
+                             key="tr-multistart")
     ready = bool(traces) and bool(fit) and "tps" in series and (which != "upload" or scn_up is not None)
     if st.button("Fit the trace", type="primary", key="tr-run", disabled=not ready):
         scenario = (scn_up.name, scn_up.getvalue()) if which == "upload" else str(SCENARIO_DIR / f"{which}.toml")
         try:
             with st.spinner("simulating and fitting (minutes)..."):
                 out = run_trace_fit([(f.name, f.getvalue()) for f in traces], scenario, fit, warmup, duration,
-                                    max_evals, series)
+                                    max_evals, series, multistart)
         except InputError as err:
             st.error(str(err))
             st.session_state.pop("tr-out", None)
