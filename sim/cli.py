@@ -395,6 +395,13 @@ def _cmd_config(args) -> int:
     from sim.engine import preflight
     from sim.report import format_rows
 
+    out = Path(args.output) if args.output else None
+    if out is not None:
+        from sim.report import check_output_file
+
+        if out.suffix != ".toml":
+            raise InputError(str(out), "-o", "the resolved scenario is written as TOML", "a path ending in .toml")
+        check_output_file(out, "-o", "a file path in an existing directory")
     scn = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set or [], args.my_cnf or [], args.server_vars)
     origins = dict(scn.origins)
     rows = [{"setting": f"{section}.{key}", "value": setting_text(scn, section, key),
@@ -409,6 +416,12 @@ def _cmd_config(args) -> int:
         limits = [{"limit": lim.name_of(f), "bytes": getattr(lim, f), "pct_of_redo": lim.pct(f)}
                   for f, _ in lim.names if getattr(lim, f) is not None]
         limits.append({"limit": "redo capacity (configured)", "bytes": lim.configured_bytes, "pct_of_redo": 100.0})
+    if out is not None:
+        from sim.report import write_atomic
+        from sim.run_output import resolved_toml
+
+        write_atomic(out, resolved_toml(scn, base_dir=out.parent, origins=True))
+        print(f"wrote {out}", file=sys.stderr)
     if args.json:
         print(json.dumps({"scenario": scn.name, "source": scn.source, "version": scn.server.version,
                           "settings": rows, "notes": warnings, "limits": limits}, indent=2))
@@ -529,6 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
     cfg.add_argument("--my-cnf", action="append", metavar="FILE", help="server settings from an option file")
     cfg.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
     cfg.add_argument("--json", action="store_true", help="print JSON")
+    cfg.add_argument("-o", "--output", metavar="FILE.toml",
+                     help="write the resolved scenario, each line commented with where its value came from")
     cfg.set_defaults(func=_cmd_config)
 
     prof = sub.add_parser("profiles", help="list built-in device profiles")

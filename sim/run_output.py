@@ -57,10 +57,12 @@ def stall_table(st, limit: int = 40) -> str:
     return text
 
 
-def resolved_toml(scn, base_dir: Path | None = None) -> str:
+def resolved_toml(scn, base_dir: Path | None = None, origins: bool = False) -> str:
     """The scenario with every default filled in, as TOML. With `base_dir` (where the TOML will be
-    written), a device profile file is named relative to it, where the scenario looks for it."""
+    written), a device profile file is named relative to it, where the scenario looks for it.
+    `origins`: each line ends with a comment saying where its value came from (Scenario.origins)."""
     out = [f"# {scn.name}: resolved from {scn.source}"]
+    where = dict(scn.origins) if origins else {}
     from sim.config import SCHEMA, applicable_keys, setting_value
     for section in SCHEMA:
         out.append(f"\n[{section}]")
@@ -74,13 +76,15 @@ def resolved_toml(scn, base_dir: Path | None = None) -> str:
             if v is None:
                 continue
             if isinstance(v, bool):
-                out.append(f"{key} = {'true' if v else 'false'}")
+                line = f"{key} = {'true' if v else 'false'}"
             elif isinstance(v, str):
-                out.append(f'{key} = "{v}"')
+                line = f'{key} = "{v}"'
             elif isinstance(v, float) and spec.kind == "duration":
-                out.append(f'{key} = "{v:g}s"')
+                line = f'{key} = "{v:g}s"'
             else:
-                out.append(f"{key} = {v!r}" if not isinstance(v, list) else f"{key} = {json.dumps(v)}")
+                line = f"{key} = {v!r}" if not isinstance(v, list) else f"{key} = {json.dumps(v)}"
+            came = where.get(f"{section}.{key}")
+            out.append(f"{line:<48}# {came}" if came else line)
     return "\n".join(out) + "\n"
 
 

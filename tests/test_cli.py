@@ -155,3 +155,25 @@ def test_config_shows_settings_origins_and_limits(tmp_path):
     assert r.returncode == 2 and "innodb_io_capacity" in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "sim.cli", "config"], capture_output=True, text=True, cwd=root)
     assert r.returncode == 0 and "server.innodb_io_capacity" in r.stdout and "limits" in r.stdout
+
+
+def test_config_writes_the_resolved_scenario_with_origins(tmp_path):
+    from sim.config import load_scenario
+
+    root = Path(__file__).resolve().parent.parent
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld]\ninnodb_io_capacity = 700\n")
+    out = tmp_path / "resolved.toml"
+    assert main(["config", str(root / "scenarios" / "seed-dbt2-8inst-3g.toml"), "--my-cnf", str(cnf),
+                 "--set", "workload.users=20", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert f"innodb_io_capacity = 700" in text and f"# {cnf} line 2" in text
+    assert "users = 20" in text and "# --set" in text
+    a = load_scenario(out)
+    b = load_scenario(root / "scenarios" / "seed-dbt2-8inst-3g.toml", ["workload.users=20"], [str(cnf)])
+    import dataclasses
+
+    # The resolved file gives the data size the warehouses make, not the warehouses.
+    assert (a.server, a.hardware, a.run) == (b.server, b.hardware, b.run)
+    assert a.workload == dataclasses.replace(b.workload, warehouses=None)
+    assert main(["config", "-o", str(tmp_path / "x.json")]) == 2
