@@ -116,7 +116,7 @@ def _value(text: str) -> str:
     return _unescape(text)
 
 
-def _read_text(path: Path, where: str) -> str:
+def read_option_text(path: Path, where: str) -> str:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -145,7 +145,7 @@ def read_options(paths: list[str] | tuple[str, ...], groups: tuple[str, ...],
     texts = texts or {}
 
     def read(path: Path, shown: str, depth: int) -> None:
-        text = texts[shown] if shown in texts else _read_text(path, shown)
+        text = texts[shown] if shown in texts else read_option_text(path, shown)
         group = None
         for n, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
@@ -212,7 +212,7 @@ def _int_value(text: str) -> int:
         raise ValueError("a whole number, optionally with a K, M or G suffix") from None
 
 
-def _convert(key: str, spec, value: str | None, polarity: bool | None, opt: Option):
+def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt: Option):
     """The scenario value of one option (what scenario_from_dict then validates)."""
     def bad(problem: str, allowed: str):
         return InputError(opt.where, opt.name, problem, allowed)
@@ -295,7 +295,7 @@ def settings_from_option_files(paths: list[str] | tuple[str, ...], version_name:
             raise InputError(opt.where, opt.name,
                              f"{v.label} has no such variable (the server stops at startup: unknown variable)",
                              "remove it, prefix it with loose-, or set server.version")
-        out.settings[name] = (_convert(name, server_keys[name], opt.value, polarity, opt), opt.where)
+        out.settings[name] = (convert_value(name, server_keys[name], opt.value, polarity, opt), opt.where)
     used = f"{len(out.settings)} setting(s) simulated" + (f" ({', '.join(out.settings)})" if out.settings else "")
     summary = (f"option files {', '.join(out.files)}, groups [{'], ['.join(groups)}]: {used}")
     if not_simulated:

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from models.errors import InputError
 from models.versions import VERSIONS
-from sim.mycnf import CnfSettings, Option, _convert, _read_text
+from sim.mycnf import CnfSettings, Option, convert_value, read_option_text
 
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 _TABLE_ROW = re.compile(r"^\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|$")
@@ -57,9 +58,7 @@ def read_variables(path: str, text_of: dict[str, str] | None = None) -> list[tup
     """(name, value, line) of every variable in the file, in order."""
     text = (text_of or {}).get(path)
     if text is None:
-        from pathlib import Path
-
-        text = _read_text(Path(path), path)
+        text = read_option_text(Path(path), path)
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
@@ -105,7 +104,8 @@ def settings_from_variables(path: str, text_of: dict[str, str] | None = None) ->
     from sim.config import SCHEMA
 
     rows = read_variables(path, text_of)
-    where = {name: f"{path} line {n}" if n else path for name, _, n in rows}
+    line = {name.lower(): n for name, _, n in rows}
+    where = {name: f"{path} line {n}" if n else path for name, n in line.items()}
     values = {name.lower(): value for name, value, _ in rows}
     if "version" not in values:
         raise InputError(path, "version", "the server's version variable is missing",
@@ -126,8 +126,8 @@ def settings_from_variables(path: str, text_of: dict[str, str] | None = None) ->
             if whole != float(value):
                 out.notes.append(f"{where[key]}: {key} = {value} is kept whole by innosim: {whole}")
             value = str(whole)
-        opt = Option(key, value, path, int(where[key].rsplit(" ", 1)[-1]) if " line " in where[key] else 0)
-        out.settings[key] = (_convert(key, spec, value, None, opt), where[key])
+        opt = Option(key, value, path, line[key])
+        out.settings[key] = (convert_value(key, spec, value, None, opt), where[key])
     out.notes.insert(0, f"server variables {path}: {VERSIONS[name].label} (version {values['version']}); "
                         f"{len(out.settings)} setting(s) simulated ({', '.join(out.settings)})")
     return name, out
