@@ -129,7 +129,7 @@ def read_option_text(path: Path, where: str) -> str:
     if b"\x00" in data:
         raise InputError(where, "", "is not a text option file (it holds NUL bytes)", "a my.cnf text file")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")              # a BOM (Windows editors) is not part of the text
     except UnicodeDecodeError as err:
         line = data[:err.start].count(b"\n") + 1
         raise InputError(f"{where} line {line}", "", "is not UTF-8 text", "a my.cnf text file") from None

@@ -334,3 +334,9 @@ def test_comments_after_flags_and_group_headers(tmp_path):
                       "innodb_flush_method = \"O_DIRECT\"  # quoted, then a comment\n")
     s = scenario([f])
     assert s.server.innodb_doublewrite is False and s.server.innodb_flush_method == "O_DIRECT"
+
+
+def test_windows_file_with_bom_and_crlf(tmp_path):
+    p = tmp_path / "my.ini"
+    p.write_bytes(b"\xef\xbb\xbf[mysqld]\r\ninnodb_io_capacity = 900\r\n")
+    assert scenario([str(p)]).server.innodb_io_capacity == 900
