@@ -153,7 +153,7 @@ def read_options(paths: list[str] | tuple[str, ...], groups: tuple[str, ...],
                 continue
             line = _cut_comment(line)
             if line.startswith("!"):
-                directive, _, arg = line.partition(" ")
+                directive, arg = (line.split(None, 1) + [""])[:2]
                 arg = arg.strip()
                 if directive not in ("!include", "!includedir") or not arg:
                     raise InputError(f"{shown} line {n}", "", f"{line!r} is not a directive the server knows",

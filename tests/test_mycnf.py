@@ -340,3 +340,9 @@ def test_windows_file_with_bom_and_crlf(tmp_path):
     p = tmp_path / "my.ini"
     p.write_bytes(b"\xef\xbb\xbf[mysqld]\r\ninnodb_io_capacity = 900\r\n")
     assert scenario([str(p)]).server.innodb_io_capacity == 900
+
+
+def test_include_directive_with_a_tab(tmp_path):
+    cnf(tmp_path, "[mysqld]\ninnodb_io_capacity = 650\n", "inc.cnf")
+    f = cnf(tmp_path, "[mysqld]\n!include\tinc.cnf\n")
+    assert scenario([f]).server.innodb_io_capacity == 650
