@@ -300,7 +300,7 @@ def _cmd_calibrate(args) -> int:
 
 
 def _calibrate_trace(args) -> int:
-    from sim.config import read_scenario_doc, scenario_from_dict
+    from sim.config import merge_option_files, read_scenario_doc, scenario_from_dict
     from sim.report import check_output_file, format_rows, write_atomic
     from sim.run_output import resolved_toml
     from sim.trace import merge, read_trace
@@ -329,7 +329,13 @@ def _calibrate_trace(args) -> int:
     fit = parse_fit(args.fit)
     series = parse_series(args.series)
     doc = read_scenario_doc(Path(args.scenario))
-    base = scenario_from_dict(doc, args.scenario)
+    base = scenario_from_dict(doc, args.scenario, option_files=args.my_cnf or [], server_vars=args.server_vars)
+    if args.my_cnf or args.server_vars:
+        # The server the trace was measured on: its settings go into the scenario that is fitted.
+        doc = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
+        merge_option_files(doc, {}, args.scenario, [], args.my_cnf or [], None, args.server_vars)
+        for note in base.notes:
+            print(f"note: {note}", file=sys.stderr)
     traces = [read_trace(f) for f in args.files]
     shifts = [duration("--shift", x) if not x.strip().startswith("-") else -duration("--shift", x.strip()[1:])
               for x in (args.shift or [])]
@@ -519,6 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "default cpu_per_txn, pages_modified_per_txn, hot_data_pct)")
     cal.add_argument("--series", help="trace: series to match, of tps, checkpoint_age, pages_flushed, pages_read, "
                                       "redo (default: all the trace has; the others are still shown)")
+    cal.add_argument("--server-vars", metavar="FILE",
+                     help="trace: the measured server's SHOW GLOBAL VARIABLES output (version and settings)")
+    cal.add_argument("--my-cnf", action="append", metavar="FILE", help="trace: the measured server's option file")
     cal.add_argument("--shift", action="append", help="trace: move a file's clock by this much (e.g. -2s), one per "
                                                       "file in order, when the files did not start together")
     cal.add_argument("--warmup", help="trace: seconds at the start left out of the fit (default 10s)")

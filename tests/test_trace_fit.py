@@ -118,3 +118,25 @@ def test_cpu_start_is_cores_over_measured_throughput():
     assert cpu_start_s(trace, scn4, warmup_s=1.0) == pytest.approx(4 / 6000.0)
     assert cpu_start_s(trace, scn, warmup_s=10.0) is None             # nothing after the warm-up
     assert cpu_start_s(Trace("t.csv", "samples", frame.drop(columns="tps"), 1.0), scn, 1.0) is None
+
+
+def test_the_measured_servers_variables_go_into_the_fitted_scenario(tmp_path):
+    """`calibrate trace --server-vars`: the live example's variables set the server of the fit; a
+    scenario with only hardware and workload then fits like the hand-written one."""
+    ex = ROOT / "validation" / "live" / "example"
+    scn = tmp_path / "hw.toml"
+    scn.write_text(f'[hardware]\ndevice = "{ex / "device.json"}"\nfilesystem = "ext4"\nkernel = "modern"\n'
+                   'mount_options = "relatime,discard"\ncpu_cores = 2\ndata_files = 8\n'
+                   '[workload]\nkind = "oltp"\nprofile = "sysbench"\ndata_size = "745M"\nusers = 16\n'
+                   'pages_read_per_txn = 3.83\npages_modified_per_txn = 5.15\ncpu_per_txn = "1.39ms"\n')
+    out = tmp_path / "fitted.toml"
+    r = _cli("calibrate", "trace", str(ex / "sysbench.txt"), "--scenario", str(scn), "--server-vars",
+             str(ex / "variables.tsv"), "--fit", "workload.cpu_per_txn", "--series", "tps", "--warmup", "20s",
+             "--duration", "40s", "--max-evals", "2", "--workers", "1", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "MariaDB 10.11 (version 10.11.19" in r.stderr
+    text = out.read_text()
+    assert 'version = "mariadb-10.11"' in text and "innodb_io_capacity = 400" in text
+    r = _cli("calibrate", "trace", str(ex / "sysbench.txt"), "--scenario", str(scn), "--server-vars",
+             str(tmp_path / "none.tsv"))
+    assert r.returncode == 2 and "none.tsv" in r.stderr and "Traceback" not in r.stderr
