@@ -346,3 +346,11 @@ def test_include_directive_with_a_tab(tmp_path):
     cnf(tmp_path, "[mysqld]\ninnodb_io_capacity = 650\n", "inc.cnf")
     f = cnf(tmp_path, "[mysqld]\n!include\tinc.cnf\n")
     assert scenario([f]).server.innodb_io_capacity == 650
+
+
+def test_dedicated_server_is_named(tmp_path):
+    f = cnf(tmp_path, "[mysqld]\ninnodb_dedicated_server = ON\n")
+    s = scenario([f], "mysql-8.0.30")
+    assert any("innodb_dedicated_server sizes innodb_buffer_pool_size" in n for n in s.notes)
+    f = cnf(tmp_path, "[mysqld]\ninnodb_dedicated_server = OFF\n", "off.cnf")
+    assert not any("sizes innodb_buffer_pool_size" in n for n in scenario([f], "mysql-8.0.30").notes)
