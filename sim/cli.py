@@ -174,7 +174,7 @@ def _run_oltp(scn, out_dir, args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from sim.config import merge_option_files, read_scenario_doc
+    from sim.config import read_scenario_doc, scenario_and_doc
     from sim.sweep import (Cache, SweepSpec, ci_table, default_cache_dir, display_frame, expand, parse_grid,
                            parse_range, run_points, runs_table, write_tables)
     from sim.report import check_output_file
@@ -183,8 +183,9 @@ def _cmd_sweep(args) -> int:
     path = Path(src)
     base = read_scenario_doc(path)
     if args.my_cnf or args.server_vars:
-        base = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
-        for note in merge_option_files(base, {}, src, args.set or [], args.my_cnf or [], None, args.server_vars):
+        scn, base = scenario_and_doc(base, src, path.stem, args.set or [], args.my_cnf or [],
+                                     server_vars=args.server_vars)
+        for note in scn.notes:
             print(f"innosim: note: {note}", file=sys.stderr)
     grid = tuple(parse_grid(g) for g in args.grid or [])
     ranges = tuple(parse_range(r, base, src) for r in args.range or [])
@@ -300,7 +301,7 @@ def _cmd_calibrate(args) -> int:
 
 
 def _calibrate_trace(args) -> int:
-    from sim.config import merge_option_files, read_scenario_doc, scenario_from_dict
+    from sim.config import read_scenario_doc, scenario_and_doc, scenario_from_dict
     from sim.report import check_output_file, format_rows, write_atomic
     from sim.run_output import resolved_toml
     from sim.trace import merge, read_trace
@@ -328,12 +329,11 @@ def _calibrate_trace(args) -> int:
         check_output_file(Path(args.plot), "--plot", "a PNG file path in an existing directory")
     fit = parse_fit(args.fit)
     series = parse_series(args.series)
-    doc = read_scenario_doc(Path(args.scenario))
-    base = scenario_from_dict(doc, args.scenario, option_files=args.my_cnf or [], server_vars=args.server_vars)
+    # The server the trace was measured on (--server-vars, --my-cnf): its settings go into the
+    # document that is fitted.
+    base, doc = scenario_and_doc(read_scenario_doc(Path(args.scenario)), args.scenario,
+                                 option_files=args.my_cnf or [], server_vars=args.server_vars)
     if args.my_cnf or args.server_vars:
-        # The server the trace was measured on: its settings go into the scenario that is fitted.
-        doc = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
-        merge_option_files(doc, {}, args.scenario, [], args.my_cnf or [], None, args.server_vars)
         for note in base.notes:
             print(f"note: {note}", file=sys.stderr)
     traces = [read_trace(f) for f in args.files]

@@ -358,7 +358,7 @@ def _final_version(doc: dict, src: str, overrides) -> str:
     return parse_key("server", "version", value, where)
 
 
-def merge_option_files(doc: dict, origin: dict, src: str, overrides, option_files,
+def _merge_option_files(doc: dict, origin: dict, src: str, overrides, option_files,
                        option_texts: dict[str, str] | None = None, server_vars: str | None = None) -> list[str]:
     """Put a server's variables (sim.server_vars: its version and settings), then the option
     files' settings (sim.mycnf, for the version the scenario ends up with) into doc["server"], in
@@ -396,6 +396,17 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
 
     Precedence: the scenario's [server] < the server's variables (sim.server_vars, which also set
     the version) < the option files' settings (sim.mycnf) < --set."""
+    return scenario_and_doc(doc, src, name, overrides, option_files, option_texts, server_vars)[0]
+
+
+def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
+                     overrides: list[str] | tuple[str, ...] = (),
+                     option_files: list[str] | tuple[str, ...] = (),
+                     option_texts: dict[str, str] | None = None,
+                     server_vars: str | None = None) -> tuple[Scenario, dict]:
+    """scenario_from_dict, and the document with the variables' and option files' settings in its
+    [server] (not the overrides): what later overrides apply to (a sweep's points, a fit's values,
+    the app's form), so the files are read once."""
     doc = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
     origin: dict[tuple[str, str], str] = {}
     for section, body in doc.items():
@@ -405,7 +416,8 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
             raise InputError(src, section, "must be a table", f"[{section}] with keys")
         for key in body:
             origin[(section, key)] = src
-    cnf_notes = merge_option_files(doc, origin, src, overrides, option_files, option_texts, server_vars)
+    cnf_notes = _merge_option_files(doc, origin, src, overrides, option_files, option_texts, server_vars)
+    merged = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
     for text in overrides:
         section, key, value = parse_override(text)
         if section not in SCHEMA:
@@ -436,7 +448,7 @@ def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
         notes=tuple(notes),
         origins=_origins(doc, values, origin, src),
         **{s: _SECTION_TYPES[s](**values[s]) for s in SCHEMA},
-    )
+    ), merged
 
 
 def _server_default_origin(key: str, v, given: dict) -> str:

@@ -29,18 +29,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from models.errors import InputError  # noqa: E402
+from models.versions import VERSION_NAMES  # noqa: E402
 from sim.config import scenario_from_dict  # noqa: E402
 from sim.engine import Server  # noqa: E402
 from sim.run_output import resolved_toml  # noqa: E402
 
-VERSIONS = ("mysql-5.6", "mysql-5.7", "mysql-8.0", "mysql-8.0.30", "mysql-8.4", "mariadb-10.11")
 DEVICES = ("seed-12core-disks-2012", "fusionio-2012", "samsung-pm883", "intel-d3-s4610", "rpi-hothanh7-nvme")
 CHECKSUMS = {"mariadb-10.11": ("full_crc32", "crc32")}
 
 
 def draw(rng: random.Random, duration: str = "2s") -> dict:
     """One random scenario document (the shape of a scenario TOML file)."""
-    version = rng.choice(VERSIONS)
+    version = rng.choice(VERSION_NAMES)
     mariadb = version.startswith("mariadb")
     pool_mb = rng.choice((8, 24, 64, 1024))
     cap = rng.choice((100, 200, 1000))

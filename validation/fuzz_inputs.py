@@ -33,8 +33,8 @@ if str(ROOT) not in sys.path:
 from models.device import profile_from_dict  # noqa: E402
 from models.errors import InputError  # noqa: E402
 from sim.calibrate import calibrate_fio  # noqa: E402
-from sim.config import scenario_doc_from_text, scenario_from_dict  # noqa: E402
 from models.versions import VERSION_NAMES  # noqa: E402
+from sim.config import scenario_doc_from_text, scenario_from_dict  # noqa: E402
 from sim.fio import read_fio_json_bytes, read_fio_log  # noqa: E402
 from sim.trace import read_trace_bytes  # noqa: E402
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from models.errors import InputError
-from sim.config import (Scenario, applicable_keys, read_scenario_doc, scenario_doc_from_text,
+from sim.config import (Scenario, applicable_keys, read_scenario_doc, scenario_and_doc, scenario_doc_from_text,
                         scenario_from_dict, setting_text)
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
@@ -71,14 +71,9 @@ def with_server_inputs(doc: dict, source: str, name: str, cnf_text: str = "",
     """The scenario with a pasted server's variables (sim.server_vars: version and settings) and a
     pasted my.cnf (sim.mycnf) applied, as a document the form's edits apply to, and validated
     (errors name the pasted text's line)."""
-    from sim.config import merge_option_files
-
     texts = {PASTED_CNF: cnf_text, PASTED_VARS: vars_text}
-    files = [PASTED_CNF] if cnf_text.strip() else []
-    server_vars = PASTED_VARS if vars_text.strip() else None
-    scn = scenario_from_dict(doc, source, name=name, option_files=files, option_texts=texts, server_vars=server_vars)
-    merged = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
-    merge_option_files(merged, {}, source, [], files, texts, server_vars)
+    scn, merged = scenario_and_doc(doc, source, name, option_files=[PASTED_CNF] if cnf_text.strip() else [],
+                                   option_texts=texts, server_vars=PASTED_VARS if vars_text.strip() else None)
     return merged, scn
 
 
