@@ -16,6 +16,12 @@ reads are not cached and queue with the destage on the units.
 
 Scheduling uses the busy-until form (as FEMU's per-unit `next_avail_time`): an I/O submitted at t
 starts on the server that frees first, at max(t, free); FCFS k-server exactly, one SimPy event per I/O.
+Callers may admit an I/O ahead of the simulated present (a transaction's second read is admitted,
+at the time its first completes, when the transaction starts). Such an I/O leaves its unit idle
+between the present and its start, and an I/O admitted later with an earlier time uses that idle
+time (`earliest_start`) instead of queueing behind a request the host has not yet sent: the device
+serves requests in the order they reach it, not the order the simulator computed them. Admitted in
+time order, the schedule is the plain busy-until one.
 """
 
 from __future__ import annotations
@@ -262,6 +268,45 @@ def load_profile(name_or_path: str) -> DeviceProfile:
     return profile_from_dict(data, src)
 
 
+_GAP_EPS_S = 1e-9          # idle pieces shorter than this are dropped
+_GAP_KEEP_S = 0.05         # idle time this far before the present is forgotten (admissions run late by
+                           # at most a drain step, models.user_threads)
+_GAP_MAX = 256             # idle pieces kept per unit (the oldest go first)
+
+
+def earliest_start(free_s: float, gaps: list, now_s: float, service_s: float) -> tuple[float, int]:
+    """Earliest start at or after now_s for service_s of work on a unit that is busy until free_s,
+    except for the idle pieces `gaps` ([start, end) pairs, ascending, all before free_s).
+
+    Returns (start, index of the idle piece used, or -1 for after free_s)."""
+    for idx, (g0, g1) in enumerate(gaps):
+        start = g0 if g0 > now_s else now_s
+        if start + service_s <= g1:
+            return start, idx
+    return (now_s if free_s < now_s else free_s), -1
+
+
+def book(free_s: float, gaps: list, start_s: float, service_s: float, idx: int, present_s: float) -> float:
+    """Occupy [start_s, start_s + service_s) on a unit (as chosen by earliest_start); updates `gaps`
+    in place and returns the unit's new busy-until time."""
+    end = start_s + service_s
+    if idx >= 0:
+        g0, g1 = gaps[idx]
+        pieces = []
+        if start_s - g0 > _GAP_EPS_S:
+            pieces.append((g0, start_s))
+        if g1 - end > _GAP_EPS_S:
+            pieces.append((end, g1))
+        gaps[idx:idx + 1] = pieces
+        return free_s
+    lo = free_s if free_s > present_s else present_s
+    if start_s - lo > _GAP_EPS_S:                # admitted ahead of the present: idle until it starts
+        gaps.append((lo, start_s))
+        if len(gaps) > _GAP_MAX:
+            del gaps[0]
+    return end
+
+
 class Draws:
     """Blocks of vectorised random draws consumed one at a time (keeps numpy out of the hot loop).
 
@@ -305,6 +350,8 @@ class Device:
         self.env = env
         self.profile = profile
         self._units = [0.0] * profile.parallelism       # free time of each unit
+        self._gaps: list[list[tuple[float, float]]] = [[] for _ in range(profile.parallelism)]
+        self._has_gaps = False
         self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
         self._inflight: list[float] = []
         self._read_ewma: float | None = None     # read share of recent I/Os (about the last 256)
@@ -378,10 +425,15 @@ class Device:
         return 1.0 if nxt is None else nxt()
 
     def outstanding(self, now: float) -> int:
-        """Requests submitted and not yet complete at `now`."""
+        """Requests submitted and not yet complete at `now`. Completions are forgotten only up to
+        the simulated present, so a count ahead of it does not lose requests still in flight now."""
         inflight = self._inflight
-        while inflight and inflight[0] <= now:
+        present = self.env.now
+        horizon = now if now < present else present
+        while inflight and inflight[0] <= horizon:
             heapq.heappop(inflight)
+        if now > horizon:
+            return sum(1 for d in inflight if d > now)
         return len(inflight)
 
     def schedule(self, now: float, op: str, size: int) -> float:
@@ -404,14 +456,34 @@ class Device:
         if noise is not None:
             service *= noise()
         units = self._units
-        if self._striped_op[op]:
-            u = int(self._unit.next() * len(units))
+        present = self.env.now
+        if self._has_gaps or now > present:
+            # Admitted ahead of the present, or idle time before a unit's queued work exists.
+            gaps = self._gaps
+            if self._has_gaps:
+                self._forget_gaps(present)
+            if self._striped_op[op]:
+                u = int(self._unit.next() * len(units))
+                start, idx = earliest_start(units[u], gaps[u], now, service)
+            else:
+                best = None
+                for v in range(len(units)):
+                    st_v, idx_v = earliest_start(units[v], gaps[v], now, service)
+                    key = (st_v, units[v])
+                    if best is None or key < best:
+                        best, u, start, idx = key, v, st_v, idx_v
+            units[u] = book(units[u], gaps[u], start, service, idx, present)
+            self._has_gaps = any(gaps)
+            end = start + service
         else:
-            u = units.index(min(units))             # the unit that frees first (the first such)
-        free = units[u]
-        start = now if free < now else free
-        end = start + service
-        units[u] = end
+            if self._striped_op[op]:
+                u = int(self._unit.next() * len(units))
+            else:
+                u = units.index(min(units))             # the unit that frees first (the first such)
+            free = units[u]
+            start = now if free < now else free
+            end = start + service
+            units[u] = end
         done = end + pipeline
         heapq.heappush(self._inflight, done)
         if op == WRITE:
@@ -511,10 +583,22 @@ class Device:
         now = self.env.now
         return self.env.timeout(self.schedule_flush(now) - now)
 
+    def _forget_gaps(self, present: float) -> None:
+        """Drop idle pieces that ended well before the present (no admission can use them)."""
+        horizon = present - _GAP_KEEP_S
+        for gaps in self._gaps:
+            while gaps and gaps[0][1] <= horizon:
+                del gaps[0]
+
     def _backlog_s(self, now: float) -> float:
-        """Unit time scheduled after `now`. Work admitted by `now` that starts later starts when
-        its unit frees, so each unit is busy without a gap from `now` to its free time."""
-        return sum(f - now for f in self._units if f > now)
+        """Unit time scheduled after `now`: each unit is busy from `now` to its free time except
+        in its idle pieces."""
+        busy = sum(f - now for f in self._units if f > now)
+        for gaps in self._gaps:
+            for g0, g1 in gaps:
+                if g1 > now:
+                    busy -= g1 - (g0 if g0 > now else now)
+        return busy
 
     def reset_stats(self, now: float = 0.0) -> None:
         self.stats = DeviceStats(carry_in_s=self._backlog_s(now))

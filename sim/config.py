@@ -47,7 +47,7 @@ class Key:
         elif self.kind in ("int", "float"):
             text = f"{self.kind} from {self.lo:g} to {self.hi:g}"
         elif self.kind == "bool":
-            text = "true or false"
+            text = "true or false (ON, OFF, 1 or 0 as in my.cnf)"
         else:
             text = "a string"
         return text + (" (or a list of them)" if self.listable else "")
@@ -202,6 +202,10 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             return value
         if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE", "1", "0"):
             return value.upper() in ("ON", "TRUE", "1")
+        if isinstance(value, int) and value in (0, 1):
+            # The server takes 0 and 1 for a boolean variable, so --set server.innodb_doublewrite=0
+            # (parsed as the integer 0) and `innodb_doublewrite = 0` in a scenario mean OFF.
+            return value == 1
         raise bad(f"{value!r} is not a boolean")
     if key.kind == "choice":
         if key.choices and isinstance(key.choices[0], int):

@@ -63,6 +63,16 @@ def test_overrides(tmp_path):
     assert parse_override("server.innodb_io_capacity=400") == ("server", "innodb_io_capacity", 400)
 
 
+def test_boolean_settings_take_what_the_server_takes(tmp_path):
+    """0/1, ON/OFF and true/false all mean the same, as in my.cnf; other numbers are refused."""
+    p = write(tmp_path, "[server]\ninnodb_doublewrite = 0\n")
+    assert load_scenario(p).server.innodb_doublewrite is False
+    for text, want in (("0", False), ("1", True), ("OFF", False), ("on", True), ("false", False)):
+        assert load_scenario(p, [f"server.innodb_doublewrite={text}"]).server.innodb_doublewrite is want
+    with pytest.raises(InputError, match="not a boolean.*ON, OFF, 1 or 0"):
+        load_scenario(p, ["server.innodb_doublewrite=2"])
+
+
 @pytest.mark.parametrize("text,overrides,source,field,match", [
     ("[srever]\n", [], "s.toml", "srever", "unknown section"),
     ("[run]\nduraton = 1\n", [], "s.toml", "run.duraton", "unknown key"),

@@ -8,7 +8,8 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.device import READ, WRITE, Device, Draws, builtin_profile_names, load_profile, profile_from_dict
+from models.device import (READ, WRITE, Device, Draws, book, builtin_profile_names, earliest_start, load_profile,
+                           profile_from_dict)
 from models.errors import InputError
 
 
@@ -224,10 +225,14 @@ def test_unit_assignment_per_operation():
 
 def test_in_flight_bookkeeping_stays_bounded():
     p = simple_profile(k=2, cap=50_000, lat=100e-6)
-    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    env = simpy.Environment()
+    dev = Device(env, p, np.random.default_rng(1))
     for i in range(10_000):
-        dev.schedule(i * 1e-3, WRITE, 4096)   # one at a time, each long finished before the next
+        if i:
+            env.run(until=i * 1e-3)
+        dev.schedule(env.now, WRITE, 4096)    # one at a time, each long finished before the next
     assert len(dev._inflight) <= 2
+    assert not dev._has_gaps
 
 
 def _cached(cache_pages, k=1, cap=1000, lat=1e-3):
@@ -297,3 +302,53 @@ def test_input_error_survives_a_process_boundary():
     assert isinstance(back, InputError)
     assert (back.source, back.field, back.problem, back.allowed) == (err.source, err.field, err.problem, err.allowed)
     assert str(back) == str(err)
+
+
+@given(ios=st.lists(st.tuples(st.floats(0.0, 0.02), st.floats(1e-5, 5e-3)), min_size=1, max_size=60),
+       present=st.floats(0.0, 0.01))
+def test_one_unit_never_serves_two_ios_at_once(ios, present):
+    """Admitted in any time order, ahead of the present or not: every I/O starts at or after its
+    admission time, and the unit's busy intervals never overlap."""
+    free, gaps, busy = 0.0, [], []
+    for now, service in ios:
+        start, idx = earliest_start(free, gaps, now, service)
+        assert start >= now
+        free = book(free, gaps, start, service, idx, present)
+        busy.append((start, start + service))
+    busy.sort()
+    for (a0, a1), (b0, b1) in zip(busy, busy[1:]):
+        assert b0 >= a1 - 1e-12
+    assert all(g1 <= free + 1e-12 for _, g1 in gaps)
+
+
+def test_an_io_sent_earlier_does_not_queue_behind_one_the_host_has_not_sent():
+    """A transaction's later read, computed first, is admitted at its future time; a read another
+    thread sends now is served now, not after it (the device sees requests in time order)."""
+    p = simple_profile(k=1, cap=1_000, lat=2e-3)               # service 1 ms, pipeline 1 ms
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    assert dev.schedule(0.010, READ, 4096) == pytest.approx(0.012)
+    assert dev.schedule(0.0, READ, 4096) == pytest.approx(0.002)      # fits before it
+    assert dev.schedule(0.0085, READ, 4096) == pytest.approx(0.0105)  # fits before it too
+    assert dev.schedule(0.0095, READ, 4096) == pytest.approx(0.013)   # 0.5 ms left: after it
+    assert dev.outstanding(0.0) == 4
+    assert dev.outstanding(0.0106) == 2            # counted ahead of the present, nothing forgotten
+    assert dev.outstanding(0.0) == 4
+
+
+@given(times=st.lists(st.floats(0.0, 0.05), min_size=1, max_size=80), k=st.integers(1, 4),
+       assignment=st.sampled_from(["pooled", "striped"]), seed=st.integers(0, 1000))
+def test_time_ordered_admissions_ahead_of_the_present_are_plain_fcfs(times, k, assignment, seed):
+    """Admitted in time order, the I/Os complete when they would if each were admitted at the
+    present: idle time before an I/O admitted ahead is never taken by a later one."""
+    times = sorted(times)
+    p = simple_profile(k=k, cap=20_000, lat=k / 20_000 + 50e-6, cv=0.3, assignment=assignment)
+    ahead = Device(simpy.Environment(), p, np.random.default_rng(seed))
+    env = simpy.Environment()
+    live = Device(env, p, np.random.default_rng(seed))
+    a, b = [], []
+    for t in times:
+        a.append(ahead.schedule(t, WRITE, 4096))
+        if t > env.now:
+            env.run(until=t)
+        b.append(live.schedule(env.now, WRITE, 4096))
+    assert a == pytest.approx(b, abs=1e-12)
