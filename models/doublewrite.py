@@ -23,8 +23,16 @@ from __future__ import annotations
 from models import detached
 from models.fil import contiguous_runs
 
-TRX_SYS_DOUBLEWRITE_BLOCK_SIZE = 64
 DOUBLEWRITE_BATCH_PAGES = 120          # srv_doublewrite_batch_size (5.6)
+
+
+def fsp_extent_size_pages(page_size_bytes: int) -> int:
+    """FSP_EXTENT_SIZE (fsp0types.h, 5.6+ and MariaDB): 1 MiB of pages up to 16K pages, then
+    64 pages (2 MiB at 32K, 4 MiB at 64K). A doublewrite block (TRX_SYS_DOUBLEWRITE_BLOCK_SIZE)
+    is one extent of ibdata1."""
+    if page_size_bytes <= 16384:
+        return (1 << 20) // page_size_bytes
+    return 64
 
 
 class Doublewrite56:
@@ -44,6 +52,7 @@ class Doublewrite56:
         self.issued = 0                  # data-page writes posted
         self.completed = 0
         self._all_written = env.event().succeed()
+        self.block_pages = fsp_extent_size_pages(fil.page_size)
 
     def add(self, page: int, flush_type: int, kind: str):
         """buf_dblwr_add_to_batch (SimPy generator)."""
@@ -89,10 +98,11 @@ class Doublewrite56:
         yield from self._write_batch(pages)
 
     def _write_batch(self, pages):
-        """The batch to the doublewrite area in ibdata1 (block 1, then block 2: one write each),
-        fsync ibdata1, then an asynchronous write of every page to its file."""
+        """The batch to the doublewrite area in ibdata1 (block 1, then block 2 if the batch is
+        longer than one extent: one write each), fsync ibdata1, then an asynchronous write of every
+        page to its file."""
         ps = self.fil.page_size
-        first = min(TRX_SYS_DOUBLEWRITE_BLOCK_SIZE, len(pages))
+        first = min(self.block_pages, len(pages))
         yield from self.fil.write_ibdata(first * ps)
         if len(pages) > first:
             yield from self.fil.write_ibdata((len(pages) - first) * ps)
@@ -223,14 +233,12 @@ class Doublewrite80(Doublewrite56):
             yield next(iter(self.running.values()))
 
 
-MARIADB_SLOT_PAGES = 128
-
-
 class DoublewriteMariaDB(Doublewrite56):
     """MariaDB 10.5+ doublewrite (SMDB buf/buf0dblwr.cc: add_to_batch, flush_buffered_writes,
-    flush_buffered_writes_completed). Two in-memory slots of 128 pages: pages go to the active
-    slot; a full slot (or the end of a flush batch) is swapped out and written asynchronously to
-    the doublewrite area (two blocks of 64 pages), ibdata1 is fsynced, then the pages are posted.
+    flush_buffered_writes_completed). Two in-memory slots of two doublewrite blocks each (128
+    pages at 16K: block_size() is FSP_EXTENT_SIZE): pages go to the active slot; a full slot (or
+    the end of a flush batch) is swapped out and written asynchronously to the doublewrite area
+    (one write per block), ibdata1 is fsynced, then the pages are posted.
     Only one slot is being written at a time. Data files are fsynced at checkpoints, not per batch.
     The flushing thread does not wait for the batch, only for a second swap while one is written.
     """
@@ -239,7 +247,7 @@ class DoublewriteMariaDB(Doublewrite56):
         if not self.enabled:
             yield from self._post(page, flush_type, kind, batch=False)
             return
-        while len(self.buf) >= MARIADB_SLOT_PAGES:
+        while len(self.buf) >= 2 * self.block_pages:
             yield from self.flush_buffered()
         self.buf.append((page, flush_type, kind))
 

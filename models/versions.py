@@ -32,6 +32,10 @@ from dataclasses import dataclass, field
 from models.checksum import MARIADB_ALGORITHMS, MYSQL_ALGORITHMS
 
 M = 1 << 20
+# innodb_page_size: 4K to 64K since MySQL 5.7.6 (WL#5757) and MariaDB 10.1; 5.6 stops at 16K
+# (MySQL 5.6 and 5.7 manuals, innodb_page_size).
+PAGE_SIZES = (4096, 8192, 16384, 32768, 65536)
+PAGE_SIZES_56 = (4096, 8192, 16384)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class Version:
     removed: tuple = ()                 # accepted and ignored, with the server's warning
     flush_order_lag_bytes: int = 0      # 8.0 innodb_log_recent_closed_size (relaxed flush-list order)
     checksum_algorithms: tuple = MYSQL_ALGORITHMS   # innodb_checksum_algorithm values it accepts
+    page_sizes: tuple = PAGE_SIZES      # innodb_page_size values it accepts
 
     @property
     def margin_wait(self) -> str:
@@ -78,7 +83,7 @@ RECENT_CLOSED_BYTES = 2 * M             # innodb_log_recent_closed_size default 
 
 VERSIONS: dict[str, Version] = {v.name: v for v in (
     Version("mysql-5.6", "MySQL 5.6", "MySQL 5.6.29 source", "56", "56", "56", "master", "56", 0.1,
-            absent=_ABSENT_56),
+            absent=_ABSENT_56, page_sizes=PAGE_SIZES_56),
     Version("mysql-5.7", "MySQL 5.7", "MySQL 5.7.44 source", "56", "57", "57", "master", "56", 0.01,
             defaults=_DEFAULTS_57, absent=_ABSENT_57),
     Version("mysql-8.0", "MySQL 8.0.20-8.0.29", "MySQL 8.0.27 source", "80", "80", "80", "checkpointer", "80",

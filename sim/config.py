@@ -19,7 +19,7 @@ from models.errors import InputError
 from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
 from models.iobench import PATTERNS
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
-from models.versions import (VERSION_NAMES, VERSIONS, buffer_pool_instances_default, io_capacity_max_default,
+from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buffer_pool_instances_default, io_capacity_max_default,
                              version as version_of)
 from sim.units import format_size, parse_duration_s, parse_size_bytes
 
@@ -58,8 +58,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "server": {
         "version": Key("version", "choice", "mysql-5.6", choices=VERSION_NAMES,
                        doc="server whose algorithms and defaults are simulated (models/versions.py)"),
-        "innodb_page_size": Key("innodb_page_size_bytes", "choice", 16384, choices=(4096, 8192, 16384),
-                                doc="InnoDB page size (5.6: 4K, 8K, 16K)"),
+        "innodb_page_size": Key("innodb_page_size_bytes", "choice", 16384, choices=PAGE_SIZES,
+                                doc="InnoDB page size (5.6: 4K, 8K, 16K; 5.7+ and MariaDB also 32K, 64K)"),
         "innodb_flush_method": Key("innodb_flush_method", "choice", "fsync",
                                    choices=("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT",
                                             "O_DIRECT_NO_FSYNC"),
@@ -530,6 +530,11 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",
                          f"{algo!r} is not a value {v.label} accepts (the server refuses to start InnoDB)",
                          ", ".join(v.checksum_algorithms))
+    page = srv["innodb_page_size_bytes"]
+    if page not in v.page_sizes:
+        raise InputError(origin[("server", "innodb_page_size")], "server.innodb_page_size",
+                         f"{format_size(page)} is not a page size {v.label} supports (32K and 64K came "
+                         "in MySQL 5.7.6)", ", ".join(format_size(p) for p in v.page_sizes))
     for key, spec in SCHEMA["server"].items():
         if key not in given and key in v.defaults:
             srv[spec.attr] = v.defaults[key]

@@ -73,11 +73,24 @@ def test_boolean_settings_take_what_the_server_takes(tmp_path):
         load_scenario(p, ["server.innodb_doublewrite=2"])
 
 
+def test_page_sizes_per_version(tmp_path):
+    """32K and 64K pages exist from MySQL 5.7.6 and in MariaDB; 5.6 refuses them."""
+    p = write(tmp_path, "[server]\ninnodb_page_size = \"64K\"\n")
+    with pytest.raises(InputError, match="not a page size MySQL 5.6 supports.*allowed: 4K, 8K, 16K"):
+        load_scenario(p)
+    for version in ("mysql-5.7", "mysql-8.0.30", "mariadb-10.11"):
+        s = load_scenario(p, [f"server.version={version}"])
+        assert s.server.innodb_page_size_bytes == 65536
+    assert load_scenario(p, ["server.version=mysql-8.4", "server.innodb_page_size=32K"]).server \
+        .innodb_page_size_bytes == 32768
+
+
 @pytest.mark.parametrize("text,overrides,source,field,match", [
     ("[srever]\n", [], "s.toml", "srever", "unknown section"),
     ("[run]\nduraton = 1\n", [], "s.toml", "run.duraton", "unknown key"),
     ("[server]\ninnodb_page_size = \"3K\"\n", [], "s.toml", "server.innodb_page_size", "not allowed"),
-    ("[server]\ninnodb_page_size = \"64K\"\n", [], "s.toml", "server.innodb_page_size", "not allowed"),
+    ("[server]\ninnodb_page_size = \"64K\"\n", [], "s.toml", "server.innodb_page_size", "not a page size"),
+    ("[server]\ninnodb_page_size = \"128K\"\n", [], "s.toml", "server.innodb_page_size", "not allowed"),
     ("[server]\ninnodb_buffer_pool_instances = 65\n", [], "s.toml", "server.innodb_buffer_pool_instances", "out of range"),
     ("[server]\ninnodb_buffer_pool_instances = \"8\"\n", [], "s.toml", "server.innodb_buffer_pool_instances", "whole number"),
     ("[server]\ninnodb_log_file_size = \"lots\"\n", [], "s.toml", "server.innodb_log_file_size", "not valid"),

@@ -100,3 +100,37 @@ def test_a_doublewrite_batch_reaches_the_device_merged_only_when_the_profile_say
     assert sorted(done) == sorted(pages)                 # every page completes once
     data_writes = dev.stats.ops[WRITE] - 1               # less the one doublewrite-block write
     assert data_writes == (3 if merge else 6)            # 5-8, 20, 40 as three requests
+
+
+@pytest.mark.parametrize("page_size,dblwr_writes", [(4096, 1), (8192, 1), (16384, 2), (65536, 2)])
+def test_a_full_doublewrite_batch_takes_one_write_per_extent_it_spans(page_size, dblwr_writes):
+    """buf_dblwr_flush_buffered_writes writes block 1, then block 2 if the 120-page batch is longer
+    than a block; a block is one extent (FSP_EXTENT_SIZE): 256 pages of 4K, 128 of 8K, 64 above."""
+    from models.doublewrite import DOUBLEWRITE_BATCH_PAGES, Doublewrite56, fsp_extent_size_pages
+    assert [fsp_extent_size_pages(p) for p in (4096, 8192, 16384, 32768, 65536)] == [256, 128, 64, 64, 64]
+    env = simpy.Environment()
+    dev = Device(env, load_profile("fusionio-2012"), np.random.default_rng(1))
+    fs = Filesystem(env, dev, make_spec("xfs", "2012", "noatime,nobarrier"), 3)
+    fil = FilIO(env, fs, 1, page_size, "O_DIRECT", Counters())
+    ibdata_writes = []
+    real = fil.write_ibdata
+
+    def counted(nbytes):
+        ibdata_writes.append(nbytes)
+        return (yield from real(nbytes))
+
+    fil.write_ibdata = counted
+    done = []
+    dblwr = Doublewrite56(env, fil, np.ones(4096, dtype=np.int32), Counters(), lambda page, t, k: done.append(page))
+
+    def flush():
+        for p in range(0, 2 * DOUBLEWRITE_BATCH_PAGES, 2):        # 120 pages, none adjacent
+            yield from dblwr.add(p, 0, "adaptive")
+        yield from dblwr.flush_buffered()
+        yield from dblwr.wait_idle()
+
+    env.process(flush())
+    env.run(until=5.0)
+    assert len(done) == DOUBLEWRITE_BATCH_PAGES
+    assert len(ibdata_writes) == dblwr_writes
+    assert sum(ibdata_writes) == DOUBLEWRITE_BATCH_PAGES * page_size
