@@ -19,7 +19,7 @@ starts on the server that frees first, at max(t, free); FCFS k-server exactly, o
 Callers may admit an I/O ahead of the simulated present (a transaction's second read is admitted,
 at the time its first completes, when the transaction starts). Such an I/O leaves its unit idle
 between the present and its start, and an I/O admitted later with an earlier time uses that idle
-time (`earliest_start`) instead of queueing behind a request the host has not yet sent: the device
+time (`IdleTime`) instead of queueing behind a request the host has not yet sent: the device
 serves requests in the order they reach it, not the order the simulator computed them. Admitted in
 time order, the schedule is the plain busy-until one.
 """
@@ -27,7 +27,6 @@ time order, the schedule is the plain busy-until one.
 from __future__ import annotations
 
 import bisect
-import heapq
 import json
 import math
 from dataclasses import dataclass, field
@@ -269,42 +268,72 @@ def load_profile(name_or_path: str) -> DeviceProfile:
 
 
 _GAP_EPS_S = 1e-9          # idle pieces shorter than this are dropped
-_GAP_KEEP_S = 0.05         # idle time this far before the present is forgotten (admissions run late by
+_GAP_KEEP_S = 0.005        # idle time this far before the present is forgotten (admissions run late by
                            # at most a drain step, models.user_threads)
 _GAP_MAX = 256             # idle pieces kept per unit (the oldest go first)
 
 
-def earliest_start(free_s: float, gaps: list, now_s: float, service_s: float) -> tuple[float, int]:
-    """Earliest start at or after now_s for service_s of work on a unit that is busy until free_s,
-    except for the idle pieces `gaps` ([start, end) pairs, ascending, all before free_s).
+class IdleTime:
+    """The idle pieces [start, end) of one unit before its busy-until time, ascending: left where an
+    I/O was admitted ahead of the simulated present, taken by I/Os admitted later with earlier times."""
 
-    Returns (start, index of the idle piece used, or -1 for after free_s)."""
-    for idx, (g0, g1) in enumerate(gaps):
-        start = g0 if g0 > now_s else now_s
-        if start + service_s <= g1:
-            return start, idx
-    return (now_s if free_s < now_s else free_s), -1
+    __slots__ = ("starts", "ends")
 
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.ends: list[float] = []
 
-def book(free_s: float, gaps: list, start_s: float, service_s: float, idx: int, present_s: float) -> float:
-    """Occupy [start_s, start_s + service_s) on a unit (as chosen by earliest_start); updates `gaps`
-    in place and returns the unit's new busy-until time."""
-    end = start_s + service_s
-    if idx >= 0:
-        g0, g1 = gaps[idx]
-        pieces = []
-        if start_s - g0 > _GAP_EPS_S:
-            pieces.append((g0, start_s))
-        if g1 - end > _GAP_EPS_S:
-            pieces.append((end, g1))
-        gaps[idx:idx + 1] = pieces
-        return free_s
-    lo = free_s if free_s > present_s else present_s
-    if start_s - lo > _GAP_EPS_S:                # admitted ahead of the present: idle until it starts
-        gaps.append((lo, start_s))
-        if len(gaps) > _GAP_MAX:
-            del gaps[0]
-    return end
+    def __bool__(self) -> bool:
+        return bool(self.ends)
+
+    def earliest_start(self, free_s: float, now_s: float, service_s: float) -> tuple[float, int]:
+        """Earliest start at or after now_s for service_s of work on a unit busy until free_s except
+        in these pieces. Returns (start, index of the piece used, or -1 for after free_s)."""
+        starts, ends = self.starts, self.ends
+        n = len(ends)
+        i = bisect.bisect_right(ends, now_s)          # the first piece that ends after now_s
+        while i < n:
+            g0 = starts[i]
+            start = g0 if g0 > now_s else now_s
+            if start + service_s <= ends[i]:
+                return start, i
+            i += 1
+        return (now_s if free_s < now_s else free_s), -1
+
+    def book(self, free_s: float, start_s: float, service_s: float, idx: int, present_s: float) -> float:
+        """Occupy [start_s, start_s + service_s) as earliest_start chose it; returns the unit's new
+        busy-until time."""
+        end = start_s + service_s
+        starts, ends = self.starts, self.ends
+        if idx >= 0:
+            g0, g1 = starts[idx], ends[idx]
+            new_s, new_e = [], []
+            if start_s - g0 > _GAP_EPS_S:
+                new_s.append(g0)
+                new_e.append(start_s)
+            if g1 - end > _GAP_EPS_S:
+                new_s.append(end)
+                new_e.append(g1)
+            starts[idx:idx + 1] = new_s
+            ends[idx:idx + 1] = new_e
+            return free_s
+        lo = free_s if free_s > present_s else present_s
+        if start_s - lo > _GAP_EPS_S:                # admitted ahead of the present: idle until it starts
+            starts.append(lo)
+            ends.append(start_s)
+            if len(ends) > _GAP_MAX:
+                del starts[0], ends[0]
+        return end
+
+    def forget_before(self, horizon_s: float) -> None:
+        """Drop the pieces that ended by horizon_s."""
+        i = bisect.bisect_right(self.ends, horizon_s)
+        if i:
+            del self.starts[:i], self.ends[:i]
+
+    def after(self, now_s: float) -> float:
+        """Idle time after now_s."""
+        return sum(e - (g if g > now_s else now_s) for g, e in zip(self.starts, self.ends) if e > now_s)
 
 
 class Draws:
@@ -350,7 +379,7 @@ class Device:
         self.env = env
         self.profile = profile
         self._units = [0.0] * profile.parallelism       # free time of each unit
-        self._gaps: list[list[tuple[float, float]]] = [[] for _ in range(profile.parallelism)]
+        self._gaps = [IdleTime() for _ in range(profile.parallelism)]
         self._has_gaps = False
         self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
         self._inflight: list[float] = []
@@ -427,13 +456,13 @@ class Device:
     def outstanding(self, now: float) -> int:
         """Requests submitted and not yet complete at `now`. Completions are forgotten only up to
         the simulated present, so a count ahead of it does not lose requests still in flight now."""
-        inflight = self._inflight
+        inflight = self._inflight                    # completion times, ascending
         present = self.env.now
         horizon = now if now < present else present
-        while inflight and inflight[0] <= horizon:
-            heapq.heappop(inflight)
+        if inflight and inflight[0] <= horizon:
+            del inflight[:bisect.bisect_right(inflight, horizon)]
         if now > horizon:
-            return sum(1 for d in inflight if d > now)
+            return len(inflight) - bisect.bisect_right(inflight, now)
         return len(inflight)
 
     def schedule(self, now: float, op: str, size: int) -> float:
@@ -464,15 +493,15 @@ class Device:
                 self._forget_gaps(present)
             if self._striped_op[op]:
                 u = int(self._unit.next() * len(units))
-                start, idx = earliest_start(units[u], gaps[u], now, service)
+                start, idx = gaps[u].earliest_start(units[u], now, service)
             else:
                 best = None
                 for v in range(len(units)):
-                    st_v, idx_v = earliest_start(units[v], gaps[v], now, service)
+                    st_v, idx_v = gaps[v].earliest_start(units[v], now, service)
                     key = (st_v, units[v])
                     if best is None or key < best:
                         best, u, start, idx = key, v, st_v, idx_v
-            units[u] = book(units[u], gaps[u], start, service, idx, present)
+            units[u] = gaps[u].book(units[u], start, service, idx, present)
             self._has_gaps = any(gaps)
             end = start + service
         else:
@@ -485,7 +514,7 @@ class Device:
             end = start + service
             units[u] = end
         done = end + pipeline
-        heapq.heappush(self._inflight, done)
+        bisect.insort(self._inflight, done)
         if op == WRITE:
             if self._wc_bytes:
                 done = self._cache_ack(now, size, done)
@@ -546,7 +575,7 @@ class Device:
             if first_start is None:
                 first_start = start
             end = start + work + pipeline
-            heapq.heappush(self._inflight, end)
+            bisect.insort(self._inflight, end)
             done = max(done, end)
         if op == WRITE and self._wc_bytes:
             done = self._cache_ack(now, n * size, done)
@@ -587,18 +616,12 @@ class Device:
         """Drop idle pieces that ended well before the present (no admission can use them)."""
         horizon = present - _GAP_KEEP_S
         for gaps in self._gaps:
-            while gaps and gaps[0][1] <= horizon:
-                del gaps[0]
+            gaps.forget_before(horizon)
 
     def _backlog_s(self, now: float) -> float:
         """Unit time scheduled after `now`: each unit is busy from `now` to its free time except
         in its idle pieces."""
-        busy = sum(f - now for f in self._units if f > now)
-        for gaps in self._gaps:
-            for g0, g1 in gaps:
-                if g1 > now:
-                    busy -= g1 - (g0 if g0 > now else now)
-        return busy
+        return sum(f - now for f in self._units if f > now) - sum(g.after(now) for g in self._gaps)
 
     def reset_stats(self, now: float = 0.0) -> None:
         self.stats = DeviceStats(carry_in_s=self._backlog_s(now))

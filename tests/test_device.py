@@ -8,7 +8,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.device import (READ, WRITE, Device, Draws, book, builtin_profile_names, earliest_start, load_profile,
+from models.device import (READ, WRITE, Device, Draws, IdleTime, builtin_profile_names, load_profile,
                            profile_from_dict)
 from models.errors import InputError
 
@@ -309,16 +309,19 @@ def test_input_error_survives_a_process_boundary():
 def test_one_unit_never_serves_two_ios_at_once(ios, present):
     """Admitted in any time order, ahead of the present or not: every I/O starts at or after its
     admission time, and the unit's busy intervals never overlap."""
-    free, gaps, busy = 0.0, [], []
+    free, gaps, busy = 0.0, IdleTime(), []
     for now, service in ios:
-        start, idx = earliest_start(free, gaps, now, service)
+        start, idx = gaps.earliest_start(free, now, service)
         assert start >= now
-        free = book(free, gaps, start, service, idx, present)
+        free = gaps.book(free, start, service, idx, present)
         busy.append((start, start + service))
+        assert gaps.ends == sorted(gaps.ends) and all(a < b for a, b in zip(gaps.starts, gaps.ends))
     busy.sort()
     for (a0, a1), (b0, b1) in zip(busy, busy[1:]):
         assert b0 >= a1 - 1e-12
-    assert all(g1 <= free + 1e-12 for _, g1 in gaps)
+    for g0, g1 in zip(gaps.starts, gaps.ends):
+        assert g1 <= free + 1e-12
+        assert not any(b0 < g1 - 1e-12 and b1 > g0 + 1e-12 for b0, b1 in busy)   # idle means idle
 
 
 def test_an_io_sent_earlier_does_not_queue_behind_one_the_host_has_not_sent():
