@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from models.errors import InputError  # noqa: E402
-from models.versions import VERSION_NAMES  # noqa: E402
+from models.versions import VERSION_NAMES, version as version_of  # noqa: E402
 from sim.config import scenario_from_dict  # noqa: E402
 from sim.engine import Server  # noqa: E402
 from sim.run_output import resolved_toml  # noqa: E402
@@ -68,7 +68,7 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
         server["innodb_buffer_pool_instances"] = rng.choice((1, 2, 8)) if pool_mb >= 1024 else 1
     kernel = rng.choice(("2012", "modern"))
     mount = "noatime" if kernel == "modern" else rng.choice(("noatime,nodiratime,nobarrier", "noatime"))
-    return {
+    doc = {
         "server": server,
         "hardware": {"device": rng.choice(DEVICES), "filesystem": rng.choice(("ext4", "xfs")), "kernel": kernel,
                      "mount_options": mount, "cpu_cores": rng.choice((2, 4, 12))},
@@ -76,6 +76,11 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
                      "data_size": rng.choice(("48M", "200M", "2G")), "users": rng.choice((1, 4, 16, 64))},
         "run": {"duration": duration, "seed": rng.randrange(10**6)},
     }
+    # Drawn last (added 2026-11-25): a seed's first run draws the above as before; its later runs differ.
+    doc["workload"]["warm_start"] = rng.random() < 0.75
+    sizes = version_of(version).page_sizes
+    server["innodb_page_size"] = rng.choice(sizes) if rng.random() < 0.3 else 16384
+    return doc
 
 
 def check_one(scn) -> list[str]:
