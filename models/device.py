@@ -75,6 +75,11 @@ class DeviceProfile:
     # bio-based drivers (Fusion-io's iomemory_vsl) and when nothing says it happens (fio random
     # jobs cannot show it). Used for the page writes of one doublewrite batch (models.fil).
     merge_adjacent_writes: bool = False
+    # The block device reports itself rotational (/sys/block/DEV/queue/rotational = 1: disks, RAID
+    # virtual disks over disks, many virtio disks). MariaDB 10.5+ flushes innodb_flush_neighbors
+    # neighbours only on such storage (buf_flush_try_neighbors: space->is_rotational()); MySQL
+    # does not ask. fio output does not show it.
+    rotational: bool = False
     description: str = ""
     # Per operation. "pooled": an I/O takes whichever unit frees first (ideal parallelism; writes
     # on a log-structured FTL, which places each write where the log is). "striped": an I/O goes to
@@ -122,7 +127,7 @@ def _num(src: str, path: str, value: object, lo: float, hi: float) -> float:
 
 _PROFILE_KEYS = {"name", "source", "description", "parallelism", "host_overhead_s", "classes",
                  "mixed_capacity_iops", "volatile_write_cache", "flush_s", "gc", "unit_assignment",
-                 "write_cache", "merge_adjacent_writes"}
+                 "write_cache", "merge_adjacent_writes", "rotational"}
 UNIT_ASSIGNMENTS = ("pooled", "striped")
 
 
@@ -219,6 +224,9 @@ def profile_from_dict(data: dict, src: str) -> DeviceProfile:
     merge = data.get("merge_adjacent_writes", False)
     if not isinstance(merge, bool):
         raise InputError(src, "merge_adjacent_writes", f"{merge!r} is not a boolean", "true or false")
+    rotational = data.get("rotational", False)
+    if not isinstance(rotational, bool):
+        raise InputError(src, "rotational", f"{rotational!r} is not a boolean", "true or false")
     if wc and data.get("volatile_write_cache"):
         raise InputError(src, "write_cache", "a non-volatile write cache and volatile_write_cache = true "
                          "describe two different devices", "one of them")
@@ -226,6 +234,7 @@ def profile_from_dict(data: dict, src: str) -> DeviceProfile:
         write_cache_bytes=int(wc_bytes),
         write_cache_latency_s=wc_lat,
         merge_adjacent_writes=merge,
+        rotational=rotational,
         unit_assignment=assignment,
         name=str(data["name"]),
         source=str(data["source"]),

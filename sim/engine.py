@@ -66,8 +66,11 @@ class EngineResult:
     final_checks: dict = field(default_factory=dict)
 
 
-def settings_from(scn) -> tuple[ServerSettings, list[str]]:
-    """The engine's settings from a scenario, adjusting what the server adjusts (with its warning)."""
+def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSettings, list[str]]:
+    """The engine's settings from a scenario, adjusting what the server adjusts (with its warning).
+    `profile` is the scenario's device profile (loaded when not given)."""
+    if profile is None:
+        profile = load_profile(scn.hardware.device)
     s = scn.server
     v = version_of(s.version)
     warnings = list(getattr(scn, "notes", ()))
@@ -78,9 +81,9 @@ def settings_from(scn) -> tuple[ServerSettings, list[str]]:
                         f"(the {v.label} server does the same at startup)")
         inst = 1
     neighbors = s.innodb_flush_neighbors
-    if v.is_mariadb and neighbors:
-        # buf_flush_try_neighbors only on rotational storage (space->is_rotational()); innosim's
-        # device profiles are flash.
+    if v.is_mariadb and neighbors and not profile.rotational:
+        # MariaDB 10.5+ buf_flush_try_neighbors: neighbours only when space->is_rotational()
+        # (the device's /sys/block/DEV/queue/rotational, fil_node_t::find_metadata).
         neighbors = 0
     return ServerSettings(
         version=v.name,
@@ -132,8 +135,9 @@ def preflight(scn) -> Checked:
     """Everything Server(scn) may refuse, without building the server: the settings (with the
     server's startup adjustments and their warnings), the device profile, the filesystem, and the
     redo limits (log_calc_max_ages refuses a log too small). Server(scn) starts from this."""
-    settings, warnings = settings_from(scn)
     hw = scn.hardware
+    profile = load_profile(hw.device)
+    settings, warnings = settings_from(scn, profile)
     v = version_of(settings.version)
     limits, redo_warnings = redo_limits(v.redo, log_file_size_bytes=settings.log_file_size_bytes,
                                         log_files_in_group=settings.log_files_in_group,
@@ -143,7 +147,7 @@ def preflight(scn) -> Checked:
     if limits.version != v.name:
         limits = replace(limits, version=v.name)
     return Checked(
-        settings=settings, warnings=warnings + redo_warnings, device_profile=load_profile(hw.device),
+        settings=settings, warnings=warnings + redo_warnings, device_profile=profile,
         fs_spec=make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware"),
         limits=limits)
 

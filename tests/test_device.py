@@ -45,6 +45,7 @@ def test_builtin_fusionio_profile_matches_seed_maxima():
     (lambda d: d.update(unit_assignment="random"), "unit_assignment"),
     (lambda d: d.update(mixed_capacity_iops=5.0), "mixed_capacity_iops"),     # was an AttributeError
     (lambda d: d.update(merge_adjacent_writes="yes"), "merge_adjacent_writes"),
+    (lambda d: d.update(rotational=1), "rotational"),
 ])
 def test_profile_errors_name_the_field(mutate, field):
     doc = json.loads((__import__("importlib").resources.files("models") / "profiles" / "fusionio-2012.json").read_text())

@@ -133,6 +133,26 @@ def test_reads_of_concurrent_transactions_overlap_on_the_device():
     assert reads_per_s > 600
 
 
+def test_mariadb_flushes_neighbours_only_on_rotational_storage(tmp_path):
+    """MariaDB 10.5+ buf_flush_try_neighbors asks space->is_rotational(); MySQL does not."""
+    import json
+    from models.device import load_profile
+    from sim.engine import settings_from
+    doc = version_doc("mariadb-10.11")
+    doc["server"]["innodb_flush_neighbors"] = 1
+    assert load_profile("seed-12core-disks-2012").rotational
+    assert settings_from(scenario_from_dict(doc, "t"))[0].flush_neighbors == 1
+    prof = json.loads((__import__("importlib").resources.files("models") / "profiles" /
+                       "seed-12core-disks-2012.json").read_text())
+    prof["rotational"] = False
+    path = tmp_path / "flash.json"
+    path.write_text(json.dumps(prof))
+    doc["hardware"]["device"] = str(path)
+    assert settings_from(scenario_from_dict(doc, "t"))[0].flush_neighbors == 0
+    mysql = small_doc(server__version="mysql-5.7", server__innodb_flush_neighbors=1, hardware__device=str(path))
+    assert settings_from(scenario_from_dict(mysql, "t"))[0].flush_neighbors == 1
+
+
 TINY_POOL_CASES = {
     # One user whose own reads evicted the pages it was about to modify, over and over (the old
     # code gave up: "buffer pool too small for the pages of one transaction").

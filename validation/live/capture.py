@@ -309,7 +309,11 @@ def main() -> int:
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                         "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
                         "work_dir": str(work),
-                        "filesystem": version(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", str(work)])},
+                        "filesystem": version(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", str(work)]),
+                        # 1: the device reports itself rotational; MariaDB then flushes neighbour
+                        # pages. Copy it to the fitted profile as "rotational": true.
+                        "rotational": version(["lsblk", "-ndo", "ROTA",
+                                               version(["findmnt", "-n", "-o", "SOURCE", "-T", str(work)])])},
             "versions": {"fio": version([tool("fio"), "--version"]),
                          "sysbench": version([tool("sysbench"), "--version"]),
                          "mariadbd": version([tool("mariadbd"), "--version"])},
