@@ -274,6 +274,9 @@ def _cmd_calibrate(args) -> int:
     jobs = [j for f in args.files for j in read_fio_json(f)]
     name = args.name or (out.stem if out else "fitted")
     cal = calibrate_fio(jobs, args.holdout, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files))
+    if args.rotational:
+        # Not in fio's output: the device's /sys/block/DEV/queue/rotational (MariaDB's neighbour flushing).
+        cal.fit.profile["rotational"] = True
     rows = cal.holdout_rows
     if args.json:
         print(json.dumps({"profile": cal.fit.profile, "holdout_rows": rows}, indent=2))
@@ -541,6 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--name", help="profile name (default: the output file's stem)")
     cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")
     cal.add_argument("--json", action="store_true", help="print {profile, holdout_rows} as JSON")
+    cal.add_argument("--rotational", action="store_true",
+                     help="fio: the device reports itself rotational (/sys/block/DEV/queue/rotational = 1; "
+                          "MariaDB then flushes neighbour pages); fio output cannot show it")
     cal.set_defaults(func=_cmd_calibrate)
 
     cfg = sub.add_parser("config", help="show a scenario's resolved settings, where each came from, and the "

@@ -166,6 +166,22 @@ def test_cli_marks_unused_jobs_without_fitted_figures(capsys, tmp_path):
     assert "not used: sequential (rw=read)" in line and line.split()[-1] == "-"
 
 
+def test_cli_rotational_goes_into_the_profile(capsys, tmp_path):
+    """fio cannot show whether the device is rotational; --rotational writes it into the profile."""
+    from tests.fio_synth import fio_run_set
+    files = []
+    for name, data in fio_run_set(depths=(1, 2, 4, 8, 16, 32)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        files.append(str(path))
+    plain, rota = tmp_path / "plain.json", tmp_path / "rota.json"
+    assert main(["calibrate", "fio", *files, "-o", str(plain)]) == 0
+    assert main(["calibrate", "fio", *files, "--rotational", "-o", str(rota)]) == 0
+    capsys.readouterr()
+    assert not load_profile(str(plain)).rotational
+    assert load_profile(str(rota)).rotational
+
+
 def test_a_class_measured_at_queue_depth_one_keeps_the_service_share_of_the_deep_classes():
     truth = known_profile(2, 100_000, 80_000, 100e-6, 60e-6, "striped", "pooled")
     truth["classes"]["read"]["16384"] = {"capacity_iops": 40_000, "latency_qd1_s": 180e-6, "service_cv": 0.3}
