@@ -494,14 +494,16 @@ class Device:
         if noise is not None:
             service *= noise()
         units = self._units
+        striped = self._striped_op[op]
+        if striped:
+            u = int(self._unit.next() * len(units))     # the unit the address maps to
         present = self.env.now
         if self._has_gaps or now > present:
             # Admitted ahead of the present, or idle time before a unit's queued work exists.
             gaps = self._gaps
             if self._has_gaps:
                 self._forget_gaps(present)
-            if self._striped_op[op]:
-                u = int(self._unit.next() * len(units))
+            if striped:
                 start, idx = gaps[u].earliest_start(units[u], now, service)
             else:
                 best = None
@@ -514,9 +516,7 @@ class Device:
             self._has_gaps = any(gaps)
             end = start + service
         else:
-            if self._striped_op[op]:
-                u = int(self._unit.next() * len(units))
-            else:
+            if not striped:
                 u = units.index(min(units))             # the unit that frees first (the first such)
             free = units[u]
             start = now if free < now else free

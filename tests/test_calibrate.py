@@ -150,13 +150,19 @@ def test_sequential_jobs_are_left_out_where_random_ones_exist(capsys, tmp_path):
     assert "fitted to sequential jobs for write" in only_seq_writes.profile["description"]
 
 
-def test_cli_marks_unused_jobs_without_fitted_figures(capsys, tmp_path):
+def _synthetic_fio_files(tmp_path) -> list[str]:
+    """A fio result set (tests.fio_synth, queue depths 1-32) written to tmp_path; the file paths."""
     from tests.fio_synth import fio_run_set
     files = []
     for name, data in fio_run_set(depths=(1, 2, 4, 8, 16, 32)):
         path = tmp_path / name
         path.write_bytes(data)
         files.append(str(path))
+    return files
+
+
+def test_cli_marks_unused_jobs_without_fitted_figures(capsys, tmp_path):
+    files = _synthetic_fio_files(tmp_path)
     doc = json.loads((tmp_path / files[0].split("/")[-1]).read_text())
     doc["jobs"][0]["job options"]["rw"] = "read"
     (tmp_path / "seq.json").write_text(json.dumps(doc))
@@ -168,12 +174,7 @@ def test_cli_marks_unused_jobs_without_fitted_figures(capsys, tmp_path):
 
 def test_cli_rotational_goes_into_the_profile(capsys, tmp_path):
     """fio cannot show whether the device is rotational; --rotational writes it into the profile."""
-    from tests.fio_synth import fio_run_set
-    files = []
-    for name, data in fio_run_set(depths=(1, 2, 4, 8, 16, 32)):
-        path = tmp_path / name
-        path.write_bytes(data)
-        files.append(str(path))
+    files = _synthetic_fio_files(tmp_path)
     plain, rota = tmp_path / "plain.json", tmp_path / "rota.json"
     assert main(["calibrate", "fio", *files, "-o", str(plain)]) == 0
     assert main(["calibrate", "fio", *files, "--rotational", "-o", str(rota)]) == 0

@@ -303,17 +303,18 @@ def main() -> int:
             tool(t)
         out.mkdir(parents=True, exist_ok=True)
         work.mkdir(parents=True, exist_ok=True)
+        mount = version(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", str(work)])
         meta: dict = {
             "kit": "innosim validation/live/capture.py",
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                         "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
                         "work_dir": str(work),
-                        "filesystem": version(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", str(work)]),
+                        "filesystem": mount,
                         # 1: the device reports itself rotational; MariaDB then flushes neighbour
-                        # pages. Copy it to the fitted profile as "rotational": true.
-                        "rotational": version(["lsblk", "-ndo", "ROTA",
-                                               version(["findmnt", "-n", "-o", "SOURCE", "-T", str(work)])])},
+                        # pages. Give `innosim calibrate fio --rotational` then.
+                        "rotational": version(["lsblk", "-ndo", "ROTA", mount.split()[1]])
+                        if len(mount.split()) > 1 else "unknown"},
             "versions": {"fio": version([tool("fio"), "--version"]),
                          "sysbench": version([tool("sysbench"), "--version"]),
                          "mariadbd": version([tool("mariadbd"), "--version"])},
