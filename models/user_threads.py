@@ -45,6 +45,8 @@ from models.oltp import pages_per_txn_array
 
 # Thread states, accounted in thread-seconds per tick.
 RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT = range(5)
+# What a thread in log_check_margins waits for (models.log_sys.LogSys56.log_check_margins).
+_MARGIN_STATE = {None: RUN, "log": LOG_WAIT, "margin": MARGIN}
 STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait")
 
 # Event kinds.
@@ -250,7 +252,15 @@ class UserThreads:
             self._start_batch()
 
     def _margin(self, th: int):
-        yield from self.logsys.log_check_margins()
+        first = [True]
+
+        def on_wait(kind: str | None) -> None:
+            if first[0]:        # from the thread's arrival at log_free_check (up to step_s ago)
+                first[0] = False
+                self.state[th] = _MARGIN_STATE[kind]
+            else:
+                self._account(th, self.env.now, _MARGIN_STATE[kind])
+        yield from self.logsys.log_check_margins(on_wait)
         self.push(self.env.now, _RESUME, th)
 
     # -- a transaction ------------------------------------------------------------------------

@@ -110,6 +110,20 @@ def test_tiny_log_runs_and_shows_its_pathology():
     assert s["sync_flush_thread_s"] > 0 or s["pages_flushed_per_s"]["sync"] > 0
 
 
+def test_log_buffer_margin_is_a_log_write_wait_not_a_sync_flush():
+    """log_free_check's log_flush_margin (a half-full log buffer with flush_log_at_trx_commit = 0)
+    waits for a log write: the threads show in log write wait, none in sync flush, since checkpoint
+    age stays far below the sync point with 2 x 64M of redo."""
+    doc = small_doc(server__innodb_log_file_size="64M", server__innodb_flush_log_at_trx_commit=0,
+                    server__innodb_log_buffer_size="1M", workload__users=32, run__duration="3s")
+    srv, res = run_checked(doc)
+    assert_engine_invariants(srv, res)
+    df = frame(res)
+    assert df["threads_log_write_wait"].sum() > 0
+    assert df["threads_sync_flush"].sum() == 0
+    assert summary(res)["time_under_sync_flush_s"] == 0
+
+
 def test_tiny_pool_runs_with_free_page_waits():
     doc = small_doc(server__innodb_buffer_pool_size="5M", workload__data_size="64M", run__duration="2s")
     srv, res = run_checked(doc, every=0.1)
