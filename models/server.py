@@ -59,6 +59,8 @@ class ServerSettings:
     flush_log_at_trx_commit: int = 1
     flush_log_at_timeout_s: float = 1.0
     thread_concurrency: int = 0
+    thread_sleep_delay_us: int = 10000
+    adaptive_max_sleep_delay_us: int = 150000
     io_capacity: int = 200
     io_capacity_max: int = 2000
     adaptive_flushing: bool = True

@@ -42,15 +42,16 @@ from models import detached
 from models.device import Draws
 from models.log_sys import lsn_bounds
 from models.oltp import pages_per_txn_array
+from models.srv_conc import SrvConc
 
 # Thread states, accounted in thread-seconds per tick.
-RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT = range(5)
+RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT, CONC_WAIT = range(6)
 # What a thread in log_check_margins waits for (models.log_sys.LogSys56.log_check_margins).
 _MARGIN_STATE = {None: RUN, "log": LOG_WAIT, "margin": MARGIN}
-STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait")
+STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait", "innodb queue")
 
 # Event kinds.
-_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH = range(8)
+_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER = range(9)
 _MAX_FREE_ROUNDS = 1000
 _INTERVAL_BUFFER = 1 << 18
 
@@ -154,6 +155,9 @@ class UserThreads:
         self.cores = [0.0] * max(1, cores)
         self.read_cpu_s = [0.0] * n_users      # CPU of the transaction's reads, spent in its CPU phase
         self.latch_free_s = 0.0
+        # innodb_thread_concurrency (models.srv_conc); None: no limit.
+        self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
+                             settings.adaptive_max_sleep_delay_us) if settings.thread_concurrency > 0 else None)
         self.writer = LogWriter(self)
         log.writer = self.writer
         self.heap: list = []
@@ -230,7 +234,7 @@ class UserThreads:
             while heap and heap[0][0] <= until:
                 t, _, kind, arg = pop(heap)
                 if kind == _START:
-                    self.pending.append((t, arg))
+                    self._arrive(arg, t)
                 elif kind == _CPU:
                     self._cpu_phase(arg, t)
                 elif kind == _COMMIT_REQ:
@@ -243,6 +247,9 @@ class UserThreads:
                     self.pending.append((t, arg))
                 elif kind == _LATCH:
                     self._latch(arg, t)
+                elif kind == _ENTER:
+                    self.conc.woke(arg)
+                    self._enter(arg, t)
                 elif kind == _FLUSH_START:
                     self.writer.start(t)
                 else:
@@ -434,6 +441,8 @@ class UserThreads:
         self.push(self.latch_free_s, _COMMIT_REQ, th)
 
     def _commit_req(self, th: int, t: float) -> None:
+        if self.conc is not None:
+            self.conc.exit()                                # the statement ended: out of InnoDB
         mode = self.s.flush_log_at_trx_commit
         lsn = self.commit_lsn[th]
         if mode == 1 and lsn > self.log.flushed_lsn:
@@ -453,7 +462,30 @@ class UserThreads:
             self._account(th, t, THINK)
             self.push(t + self.think_s * self._think.next(), _START, th)
         else:
+            self._arrive(th, t)
+
+    # -- innodb_thread_concurrency ----------------------------------------------------------------
+
+    def _arrive(self, th: int, t: float) -> None:
+        """A transaction begins: into InnoDB (srv_conc_enter_innodb when innodb_thread_concurrency
+        is set), then its log_free_check and pages with the batch."""
+        if self.conc is None:
             self.pending.append((t, th))
+        else:
+            self._enter(th, t)
+
+    def _enter(self, th: int, t: float) -> None:
+        conc = self.conc
+        if conc.try_enter(th):
+            if self.state[th] == CONC_WAIT:
+                self._account(th, t, RUN)
+                self.resumed[th] = True            # keeps its start: latency includes the wait
+            self.pending.append((t, th))
+            return
+        if self.state[th] != CONC_WAIT:
+            self._account(th, t, CONC_WAIT)
+            self.txn_start[th] = t
+        self.push(t + conc.sleep_s(), _ENTER, th)
 
     # -- buf_LRU_get_free_block -------------------------------------------------------------------
 

@@ -105,7 +105,8 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
                     "innodb_checksums"),
             checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",
-                     "innodb_thread_concurrency")),
+                     "innodb_thread_concurrency", "innodb_thread_sleep_delay",
+                     "innodb_adaptive_max_sleep_delay")),
 )}
 VERSION_NAMES = tuple(VERSIONS)
 

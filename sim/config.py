@@ -71,7 +71,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "innodb_log_files_in_group": Key("innodb_log_files_in_group", "int", 2, 2, 100),
         "innodb_redo_log_capacity": Key("innodb_redo_log_capacity_bytes", "size", 100 << 20, REDO_LOG_CAPACITY_MIN,
                                         REDO_LOG_CAPACITY_MAX, doc="8.0.30+: redo size (replaces the two above)"),
-        "innodb_thread_concurrency": Key("innodb_thread_concurrency", "int", 0, 0, 1000),
+        "innodb_thread_concurrency": Key("innodb_thread_concurrency", "int", 0, 0, 1000,
+                                         doc="user threads inside InnoDB at once (0: no limit; models/srv_conc.py)"),
+        "innodb_thread_sleep_delay": Key("innodb_thread_sleep_delay_us", "int", 10000, 0, 1000000,
+                                         doc="microseconds a thread sleeps before trying to enter InnoDB "
+                                             "again (with innodb_thread_concurrency)"),
+        "innodb_adaptive_max_sleep_delay": Key("innodb_adaptive_max_sleep_delay_us", "int", 150000, 0, 1000000,
+                                               doc="upper bound of the self-tuned innodb_thread_sleep_delay, "
+                                                   "in microseconds (0: no tuning)"),
         "innodb_io_capacity": Key("innodb_io_capacity", "int", 200, 100, 2**32),
         "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32,
                                       doc="default max(2000, 2 x innodb_io_capacity); 8.4: 2 x innodb_io_capacity"),
@@ -249,6 +256,8 @@ class ServerConfig:
     innodb_log_files_in_group: int
     innodb_redo_log_capacity_bytes: int
     innodb_thread_concurrency: int
+    innodb_thread_sleep_delay_us: int
+    innodb_adaptive_max_sleep_delay_us: int
     innodb_io_capacity: int
     innodb_io_capacity_max: int
     innodb_page_cleaners: int
@@ -458,7 +467,8 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
 def _server_default_origin(key: str, v, given: dict) -> str:
     """Where a [server] setting left out gets its value (mirrors _apply_version)."""
     if v.is_mariadb and key in ("innodb_buffer_pool_instances", "innodb_page_cleaners",
-                                "innodb_log_files_in_group", "innodb_thread_concurrency"):
+                                "innodb_log_files_in_group", "innodb_thread_concurrency",
+                                "innodb_thread_sleep_delay", "innodb_adaptive_max_sleep_delay"):
         return f"{v.label}: fixed (one buffer pool, one page cleaner, one log file)"
     if key in v.absent:
         return f"not a {v.label} variable"

@@ -200,6 +200,9 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "pages_flushed_per_s": {k: float(m1[c].sum() / max(len(m1), 1)) for k, c in FLUSH_KIND_COUNTER.items()},
         "pages_flushed_per_s_total": float(m1["pages_flushed"].sum() / max(len(m1), 1)),
         "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
+        "innodb_thread_concurrency": result.settings.thread_concurrency,
+        "innodb_queue_thread_s": float((mb[_STATE_COL["innodb queue"]] * result.tick_s).sum()),
+        "innodb_queue_threads_mean": float(mb[_STATE_COL["innodb queue"]].mean()) if len(mb) else 0.0,
         "redo_capacity_bytes": result.redo_capacity_bytes,
         "limits_pct": {name: (None if getattr(result.limits, name) is None
                               else 100.0 * getattr(result.limits, name) / result.redo_capacity_bytes)

@@ -37,6 +37,9 @@ def summary_text(s: dict) -> str:
         + f"time with user threads {_MARGIN_TEXT.get(s.get('margin_wait'), 'in sync flush')} "
         f"{s['time_under_sync_flush_s']:.1f} s; "
         f"Innodb_buffer_pool_wait_free {s['Innodb_buffer_pool_wait_free']:,}",
+        (f"innodb_thread_concurrency {s['innodb_thread_concurrency']}: on average "
+         f"{s['innodb_queue_threads_mean']:.1f} threads waiting to enter InnoDB "
+         f"({s['innodb_queue_thread_s']:,.1f} thread-s)" if s.get("innodb_thread_concurrency") else ""),
         f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
     ]
