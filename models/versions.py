@@ -22,7 +22,8 @@ MariaDB 10.11 measured here: `mariadbd --no-defaults --verbose --help` of 10.11.
 `absent` lists settings the version does not have: the server refuses to start on an unknown
 variable. `removed` lists settings MariaDB still accepts and ignores; 10.11.19 logs, measured here:
 "'innodb-buffer-pool-instances' was removed. It does nothing now and exists only for compatibility
-with old my.cnf files."
+with old my.cnf files." (the same for innodb-thread-concurrency, -thread-sleep-delay and
+-adaptive-max-sleep-delay, checked with 10.11.19's `mariadbd --no-defaults --verbose --help`).
 """
 
 from __future__ import annotations
