@@ -2,6 +2,10 @@
 
 * Data: one tablespace per data file (file-per-table); page g of the buffer pool model lives in
   file `(space - 1) % n_files`. ibdata1 (doublewrite area) and the redo log are files of their own.
+  With innodb_file_per_table = OFF the tables live in the system tablespace, so the data files are
+  ibdata1 (and the further files of innodb_data_file_path): the doublewrite blocks of 5.6/5.7 and
+  MariaDB then go to the first data file's inode (`dblwr_in_data_file`); 8.0.20+ keeps its
+  doublewrite in files of its own (#ib_*.dblwr).
 * innodb_flush_method (5.6, Linux; os_file_create, fil_flush): `fsync` (default) writes data
   through the page cache and fsyncs; `O_DIRECT` opens data files with O_DIRECT and still fsyncs;
   `O_DIRECT_NO_FSYNC` skips those fsyncs; `O_DSYNC` opens the log with O_SYNC (no log fsync);
@@ -68,7 +72,7 @@ class FilIO:
 
     def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
                  counters, page_cache_bytes: int = 0, n_pages: int = 0, native_aio: bool = True,
-                 write_io_threads: int = 4) -> None:
+                 write_io_threads: int = 4, dblwr_in_data_file: bool = False) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -80,7 +84,8 @@ class FilIO:
         # The SimPy paths fsync buffered files even under nosync/littlesync: page-cache writeback
         # is modelled only at fsync (docs/ARCHITECTURE.md).
         self.fsync_files = self.data_fsync or not self.direct
-        self.ibdata = fs.files[n_data_files]
+        # The file the doublewrite blocks go to: ibdata1, a data file itself without file-per-table.
+        self.ibdata = fs.files[0] if dblwr_in_data_file else fs.files[n_data_files]
         self.tally = Tally()                   # filesystem lock wait of InnoDB's own writes
         self.host_s = self.dev.profile.host_overhead_s
         self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s

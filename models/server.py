@@ -81,6 +81,7 @@ class ServerSettings:
     doublewrite_pages: int = 4
     page_checksum_s: float = 0.0        # per page written or read (models.checksum)
     use_native_aio: bool = True
+    file_per_table: bool = True          # False: the tables are in ibdata1 with the doublewrite area
     write_io_threads: int = 4
 
 

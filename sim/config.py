@@ -103,7 +103,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                              "MariaDB: full_crc32, crc32 and their strict_ forms only)"),
         "innodb_checksums": Key("innodb_checksums", "bool", True,
                                 doc="5.6/5.7 only: false means innodb_checksum_algorithm = none"),
-        "innodb_file_per_table": Key("innodb_file_per_table", "bool", True),
+        "innodb_file_per_table": Key("innodb_file_per_table", "bool", True,
+                                     doc="false: the tables live in ibdata1, the file of the doublewrite "
+                                         "area (5.6/5.7, MariaDB; 8.0.20+ has separate doublewrite files)"),
         "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
         "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 2),
         "innodb_adaptive_flushing": Key("innodb_adaptive_flushing", "bool", True),

@@ -118,6 +118,7 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         page_checksum_s=page_checksum_s(s.innodb_checksum_algorithm, s.innodb_page_size_bytes,
                                         s.innodb_checksums),
         use_native_aio=s.innodb_use_native_aio,
+        file_per_table=s.innodb_file_per_table,
         write_io_threads=s.innodb_write_io_threads,
     ), warnings
 
@@ -180,7 +181,8 @@ class Server:
         self.n_pages = max(1, wl.data_bytes // ps)
         self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters,
                          page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages,
-                         native_aio=st.use_native_aio, write_io_threads=st.write_io_threads)
+                         native_aio=st.use_native_aio, write_io_threads=st.write_io_threads,
+                         dblwr_in_data_file=not st.file_per_table and version_of(st.version).doublewrite != "80")
         pages_per_space = -(-self.n_pages // n_files)
         n_inst = st.buffer_pool_instances
         frames = max(1, st.buffer_pool_size_bytes // ps // n_inst)

@@ -134,3 +134,19 @@ def test_a_full_doublewrite_batch_takes_one_write_per_extent_it_spans(page_size,
     assert len(done) == DOUBLEWRITE_BATCH_PAGES
     assert len(ibdata_writes) == dblwr_writes
     assert sum(ibdata_writes) == DOUBLEWRITE_BATCH_PAGES * page_size
+
+
+@pytest.mark.parametrize("version, shared", [("mysql-5.6", True), ("mysql-5.7", True), ("mariadb-10.11", True),
+                                             ("mysql-8.0", False), ("mysql-8.4", False)])
+def test_without_file_per_table_the_doublewrite_shares_the_data_file(version, shared):
+    """innodb_file_per_table = OFF: the tables are in ibdata1, where 5.6/5.7 and MariaDB keep the
+    doublewrite area; 8.0.20+ writes its doublewrite to files of its own."""
+    from sim.config import scenario_from_dict
+    from sim.engine import Server
+    from tests.test_engine import version_doc
+    on = Server(scenario_from_dict(version_doc(version), "t"))
+    off = Server(scenario_from_dict(version_doc(version, server__innodb_file_per_table=False), "t"))
+    assert on.fil.ibdata is not on.fs.files[0]
+    assert (off.fil.ibdata is off.fs.files[0]) == shared
+    res = off.run()
+    assert off.end_violations(res) == []
