@@ -14,9 +14,10 @@ MySQL 5.6 to 8.4; the same loop in every version that has the variable; MariaDB 
   innobase_srv_conc_force_exit_innodb) and at prepare/commit; the commit's log write happens outside.
 
 innosim lets a thread in once per transaction, before its log_free_check and page reads, and lets
-it out when the transaction asks to commit: one statement per transaction. A multi-statement
-transaction (DBT2's new-order has about 30) leaves and enters again between statements in the
-server, so its seats turn over faster than here. innodb_concurrency_tickets (entries per statement
+it out when the transaction asks to commit: one statement per transaction. In the server a
+multi-statement transaction (DBT2's new-order has about 30) leaves and enters again between
+statements; as the sleepers wake on their own timers, it mostly takes its seat straight back
+unless a thread arrives within the client round trip between its statements (innosim has none). innodb_concurrency_tickets (entries per statement
 before a thread must queue again) never runs out in OLTP statements and is not modelled.
 
 os_thread_sleep(us) is nanosleep, which Linux may end up to the thread's timer slack late (50 us by
