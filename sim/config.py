@@ -169,7 +169,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "warmup": Key("warmup_s", "duration", None, 0.0, 86400.0, doc="iobench 0.05s, oltp 0s"),
         "seed": Key("seed", "int", 1, 0, 2**63 - 1),
         "resolution": Key("resolution_s", "duration", 0.01, 1e-3, 60.0,
-                          doc="interval of the time series (the base tick)"),
+                          doc="interval of the time series (the base tick); oltp: a divisor of 100 ms"),
         "stall_threshold_pct": Key("stall_threshold_pct", "float", 50.0, 1.0, 99.0,
                                    doc="an interval is a stall below this % of the median throughput"),
     },
@@ -683,6 +683,13 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
             raise InputError(where("run", "resolution"), "run.resolution",
                              f"{run['resolution_s']:g}s is longer than the duration {run['duration_s']:g}s",
                              "<= run.duration")
+        per_100ms = 0.1 / run["resolution_s"]
+        if round(per_100ms) < 1 or abs(per_100ms - round(per_100ms)) > 1e-6:
+            raise InputError(where("run", "resolution"), "run.resolution",
+                             f"a tick of {run['resolution_s'] * 1000:g} ms does not divide 100 ms, so the series "
+                             "at 100 ms, 1 s, 10 s and 60 s would not be whole numbers of ticks",
+                             "a tick that divides 100 ms: 1ms, 2ms, 2.5ms, 4ms, 5ms, 10ms, 20ms, 25ms, 50ms "
+                             "or 100ms")
         return
     if "raw" in hw["filesystem"] and "fsync" in wl["io_mode"]:
         raise InputError(where("workload", "io_mode"), "workload.io_mode",

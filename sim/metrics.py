@@ -169,7 +169,10 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
     m1 = sec[~sec["warmup"]]
     mb = base[~base["warmup"]]
     t0 = result.warmup_s
-    sel = result.commit_t > t0
+    # The engine runs half a tick past the end so that the last tick is recorded: commits in that
+    # half tick are not part of the run.
+    end_s = result.n_ticks * result.tick_s
+    sel = (result.commit_t > t0) & (result.commit_t <= end_s + 1e-12)
     lat = result.latency_s[sel]
     measured_s = result.n_ticks * result.tick_s - t0
     ver = result.settings.version
@@ -183,6 +186,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "tps_p99_per_s": float(np.percentile(m1["tps"], 99)) if len(m1) else None,
         "tps_p1_per_s": float(np.percentile(m1["tps"], 1)) if len(m1) else None,
         "tps_median_per_s": float(np.median(m1["tps"])) if len(m1) else None,
+        # The interval the per-second figures are taken at: 1 s, or the base tick in a run shorter than 1 s.
+        "per_s_interval_s": 1.0 if "1s" in frames else result.tick_s,
         "latency_ms": {q: (float(np.percentile(lat, p) * 1000) if len(lat) else None)
                        for q, p in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))},
         "seconds_below_50pct_median": int((m1["tps"] < 0.5 * np.median(m1["tps"])).sum()) if len(m1) else 0,

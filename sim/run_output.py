@@ -22,7 +22,10 @@ def summary_text(s: dict) -> str:
     lines = [
         f"scenario {s['scenario']}: {s['measured_s']:g} s measured, {s['buffer_pool_instances']} buffer pool "
         f"instance(s), simulated at {s['realtime_ratio']:.1f}x real time" if s["realtime_ratio"] else "",
-        f"throughput: mean {s['tps_mean']:,.0f} commits/s; per second median {s['tps_median_per_s']:,.0f}, "
+        f"throughput: mean {s['tps_mean']:,.0f} commits/s; "
+        + ("per second" if s.get("per_s_interval_s", 1.0) == 1.0
+           else f"per {s['per_s_interval_s'] * 1000:g} ms interval (the run is shorter than 1 s)")
+        + f" median {s['tps_median_per_s']:,.0f}, "
         f"p1 {s['tps_p1_per_s']:,.0f}, p99 {s['tps_p99_per_s']:,.0f}",
         "latency ms: " + ", ".join(f"{k} {v:,.1f}" for k, v in s["latency_ms"].items() if v is not None),
         f"checkpoint age max {s['checkpoint_age_max_pct']:.1f}% of redo capacity "
