@@ -474,7 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--duration", default="0.2s", help="measured simulated time per run")
     io.add_argument("--warmup", default="0.05s", help="simulated warm-up before measuring")
     io.add_argument("--seed", default=None, help="random seed (default 1)")
-    io.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    io.add_argument("--jobs", "--workers", dest="jobs", type=int, default=0,
+                    help="worker processes (default: all cores)")
     io.add_argument("--json", action="store_true", help="print JSON instead of a table")
     io.set_defaults(func=_cmd_iobench)
 
@@ -487,7 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="server settings from a MySQL/MariaDB option file (repeatable; --set wins)")
     run.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting")
     run.add_argument("-o", "--output", help="directory for the output files (series, stalls, summary, plots)")
-    run.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    run.add_argument("--jobs", "--workers", dest="jobs", type=int, default=0,
+                     help="worker processes (default: all cores)")
     run.add_argument("--json", action="store_true", help="print JSON instead of a table")
     run.set_defaults(func=_cmd_run)
 
@@ -503,7 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="server settings from a MySQL/MariaDB option file for every run (repeatable)")
     sw.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE", help="override a setting for every run")
     sw.add_argument("-o", "--output", default="sweep.parquet", help="runs table (Parquet; CSV beside it)")
-    sw.add_argument("--workers", type=int, default=0, help="local worker processes (default: all cores)")
+    sw.add_argument("--workers", "--jobs", dest="workers", type=int, default=0,
+                    help="local worker processes (default: all cores)")
     sw.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT", help="run on a Dask distributed cluster")
     sw.add_argument("--cache-dir", help="run cache (default: $INNOSIM_CACHE_DIR or ~/.cache/innosim/runs)")
     sw.add_argument("--no-cache", action="store_true", help="neither read nor write the run cache")
@@ -513,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="compare the simulator with published figures")
     val.add_argument("suite", help="suite name: " + ", ".join(SUITES))
     val.add_argument("--json", action="store_true", help="print JSON")
-    val.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    val.add_argument("--jobs", "--workers", dest="jobs", type=int, default=0,
+                     help="worker processes (default: all cores)")
     val.set_defaults(func=_cmd_validate)
 
     cal = sub.add_parser("calibrate", help="fit a device profile to fio results, or workload quantities to a "
@@ -539,7 +543,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--multistart", action="store_true",
                      help="trace: fit again from cpu_per_txn = min(cores, users) / measured commits/s and keep "
                           "the better fit (twice the simulations)")
-    cal.add_argument("--workers", type=int, default=0, help="trace: worker processes (default all cores)")
+    cal.add_argument("--workers", "--jobs", dest="workers", type=int, default=0,
+                     help="trace: worker processes (default all cores)")
     cal.add_argument("--plot", help="trace: overlay PNG of measured and simulated series")
     cal.add_argument("--name", help="profile name (default: the output file's stem)")
     cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")

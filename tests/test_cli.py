@@ -177,3 +177,12 @@ def test_config_writes_the_resolved_scenario_with_origins(tmp_path):
     assert (a.server, a.hardware, a.run) == (b.server, b.hardware, b.run)
     assert a.workload == dataclasses.replace(b.workload, warehouses=None)
     assert main(["config", "-o", str(tmp_path / "x.json")]) == 2
+
+
+def test_jobs_and_workers_are_one_option_everywhere():
+    from sim.cli import build_parser
+    p = build_parser()
+    assert p.parse_args(["run", "--workers", "3"]).jobs == 3
+    assert p.parse_args(["iobench", "--workers", "3"]).jobs == 3
+    assert p.parse_args(["validate", "flushing", "--workers", "3"]).jobs == 3
+    assert p.parse_args(["sweep", "s.toml", "--jobs", "3"]).workers == 3
