@@ -1,6 +1,8 @@
 """User threads (client sessions) running OLTP transactions, and group commit of the redo log.
 
-Each of `users` threads loops: log_free_check, then a transaction (buffer-pool accesses, reads of
+Each of `users` threads loops: with innodb_thread_concurrency, a seat inside InnoDB
+(models.srv_conc, srv_conc_enter_innodb; given up when the transaction asks to commit), then
+log_free_check, then a transaction (buffer-pool accesses, reads of
 missing pages with buf_LRU_get_free_block when no frame is free, the transaction's mini-transactions
 advancing the LSN and dirtying pages, CPU on one of `cores`, a pass through a server-wide critical
 section, entered in the order the threads finish their CPU work), then commit per
