@@ -37,6 +37,7 @@ METRICS = (
     "checkpoint_age_max_pct",
     "pages_flushed_per_s_adaptive", "pages_flushed_per_s_background", "pages_flushed_per_s_sync",
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
+    "innodb_queue_threads_mean",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -53,6 +54,7 @@ METRIC_LABELS = {
     "pages flushed/s, background", "pages_flushed_per_s_sync": "pages flushed/s, sync",
     "pages_flushed_per_s_lru": "pages flushed/s, LRU", "pages_flushed_per_s_single_page":
     "pages flushed/s, single page", "pages_flushed_per_s_total": "pages flushed/s, total",
+    "innodb_queue_threads_mean": "threads waiting to enter InnoDB (mean; innodb_thread_concurrency)",
 }
 
 
@@ -223,6 +225,7 @@ def metrics_row(s: dict) -> dict:
         "checkpoint_age_max_pct": s["checkpoint_age_max_pct"],
         **{f"pages_flushed_per_s_{k}": v for k, v in pf.items()},
         "pages_flushed_per_s_total": s["pages_flushed_per_s_total"],
+        "innodb_queue_threads_mean": s.get("innodb_queue_threads_mean", 0.0),
     }
 
 

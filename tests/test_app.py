@@ -156,6 +156,7 @@ def test_form_texts_round_trip_to_the_same_scenario():
 # -- Compare -----------------------------------------------------------------------------------
 
 def test_compare_runs_two_configurations_on_the_same_axes():
+    from sim.sweep import METRICS
     at = AppTest.from_function(_compare, default_timeout=180).run()
     assert not at.exception
     # Out of the box: the default scenario with 8 (A) and 1 (B) buffer pool instances.
@@ -167,7 +168,7 @@ def test_compare_runs_two_configurations_on_the_same_axes():
     assert len(at.get("image")) == 5                 # throughput, latency, checkpoint age, flushing, waits
     assert len(at.get("download_button")) == 11      # PNG + CSV each, and the summary CSV
     table = at.dataframe[0].value
-    assert len(table) == 21 and list(table.columns) == ["metric", "A", "B", "B - A", "change %"]
+    assert len(table) == len(METRICS) and list(table.columns) == ["metric", "A", "B", "B - A", "change %"]
     row = table[table["metric"] == "commits/s (mean)"].iloc[0]
     assert row["A"] > 100 and row["B"] > 100
     assert row["B - A"] == pytest.approx(row["B"] - row["A"])
