@@ -170,17 +170,23 @@ class LogSys56:
         """Called after each checkpoint write (8.0 and MariaDB wake their waiters here)."""
 
     def master_thread(self, checkpoints: bool = True):
-        """srv_master_thread (5.6/5.7): log flush each second, checkpoint each 7 s when active.
-        8.0 and MariaDB write checkpoints elsewhere (checkpoints=False): only the log flush."""
+        """srv_master_thread (5.6/5.7): each second, the log flush once innodb_flush_log_at_timeout
+        seconds have passed since the last one (srv_sync_log_buffer_in_background), and a
+        checkpoint each 7 s when active. 8.0 (its log_flusher's timeout) and MariaDB write
+        checkpoints elsewhere (checkpoints=False): only the log flush."""
         env = self.env
         last_activity = self.counters["commits"]
         seconds = 0
+        last_flush_s = 0
+        timeout_s = max(1, int(round(self.s.flush_log_at_timeout_s)))
         while True:
             yield env.timeout(1.0)
             seconds += 1
             active = self.counters["commits"] != last_activity
             last_activity = self.counters["commits"]
-            self.st.writer.background_flush()
+            if seconds - last_flush_s >= timeout_s:
+                last_flush_s = seconds
+                self.st.writer.background_flush()
             if checkpoints and (not active or seconds % SRV_MASTER_CHECKPOINT_INTERVAL_S == 0):
                 yield from self.checkpoint(sync=False)
 

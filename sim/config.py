@@ -108,6 +108,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                          "area (5.6/5.7, MariaDB; 8.0.20+ has separate doublewrite files)"),
         "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
         "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 2),
+        "innodb_flush_log_at_timeout": Key("innodb_flush_log_at_timeout_s", "int", 1, 1, 2700,
+                                           doc="seconds between background log flushes (what makes "
+                                               "innodb_flush_log_at_trx_commit = 0 or 2 durable)"),
         "innodb_adaptive_flushing": Key("innodb_adaptive_flushing", "bool", True),
         "innodb_adaptive_flushing_lwm": Key("innodb_adaptive_flushing_lwm", "int", 10, 0, 70),
         "innodb_max_dirty_pages_pct": Key("innodb_max_dirty_pages_pct", "int", 75, 0, 99),
@@ -274,6 +277,7 @@ class ServerConfig:
     innodb_file_per_table: bool
     innodb_log_buffer_size_bytes: int
     innodb_flush_log_at_trx_commit: int
+    innodb_flush_log_at_timeout_s: int
     innodb_adaptive_flushing: bool
     innodb_adaptive_flushing_lwm: int
     innodb_max_dirty_pages_pct: int

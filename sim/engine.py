@@ -99,6 +99,7 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         log_files_in_group=s.innodb_log_files_in_group,
         log_buffer_size_bytes=s.innodb_log_buffer_size_bytes,
         flush_log_at_trx_commit=s.innodb_flush_log_at_trx_commit,
+        flush_log_at_timeout_s=float(s.innodb_flush_log_at_timeout_s),
         thread_concurrency=s.innodb_thread_concurrency,
         thread_sleep_delay_us=s.innodb_thread_sleep_delay_us,
         adaptive_max_sleep_delay_us=s.innodb_adaptive_max_sleep_delay_us,

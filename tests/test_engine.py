@@ -450,3 +450,18 @@ def test_summary_counts_the_same_commits_at_any_tick():
     b = summary(Server(scenario_from_dict(small_doc(run__resolution="100ms"), "t")).run())
     assert a["commits"] == b["commits"]
     assert a["tps_mean"] == b["tps_mean"]
+
+
+def test_flush_log_at_timeout_spaces_the_background_log_flushes():
+    """innodb_flush_log_at_trx_commit = 2 writes at commit and leaves the fsync to the master
+    thread, every innodb_flush_log_at_timeout seconds (srv_sync_log_buffer_in_background). With a
+    pool that needs no page flushing (which would fsync the log first), the fsyncs follow it."""
+    def fsyncs(timeout):
+        doc = small_doc(server__innodb_buffer_pool_size="1G", server__innodb_log_file_size="64M",
+                        server__innodb_flush_log_at_trx_commit=2,
+                        server__innodb_flush_log_at_timeout=timeout, run__duration="10s")
+        df = frame(Server(scenario_from_dict(doc, "t")).run())
+        assert df["pages_flushed"].sum() == 0
+        return int(df["Innodb_os_log_fsyncs"].sum())
+    assert 8 <= fsyncs(1) <= 10
+    assert 1 <= fsyncs(5) <= 2
