@@ -90,6 +90,7 @@ class FilIO:
         self.host_s = self.dev.profile.host_overhead_s
         self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s
         self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
+        self.binlog_unsynced_bytes = 0         # appended to the binlog since its last fsync
         cache_pages = page_cache_bytes // page_size_bytes
         self.os_cache = (OsPageCache(cache_pages, n_pages)
                          if not self.direct and cache_pages >= 1 and n_pages >= 1 else None)
@@ -178,6 +179,28 @@ class FilIO:
             return t
         self.counters.add("Innodb_os_log_fsyncs")
         t += self.fsync_cpu_s
+        if self.fs.spec.barriers and self.dev.profile.volatile_write_cache:
+            t = self.dev.schedule_flush(t)
+        return t
+
+    def binlog_group_done_s(self, now_s: float, nbytes: int, sync: bool) -> float:
+        """One binary log group commit (MYSQL_BIN_LOG::ordered_commit, 5.6+): the flush stage
+        appends the group's events to the binlog file (a buffered write: a copy into the page
+        cache); with `sync` the sync stage fsyncs it: the data appended since the last fsync is
+        written back, then the filesystem journal commits the file's new size (one 4 KiB journal
+        write), and the device cache is flushed when barriers are on and it caches writes. The
+        binlog has its own file, written only by the group's leader, so no InnoDB inode lock is
+        involved."""
+        costs = self.fs.spec.costs
+        t = now_s + costs.copy_base_s + costs.copy_per_page_s * max(1, -(-nbytes // PAGE_4K))
+        self.binlog_unsynced_bytes += nbytes
+        if not sync:
+            return t
+        size = max(PAGE_4K, -(-self.binlog_unsynced_bytes // PAGE_4K) * PAGE_4K)
+        self.binlog_unsynced_bytes = 0
+        t = self.dev.schedule_sized(t, WRITE, size) + self.host_s
+        t += self.fsync_cpu_s
+        t = self.dev.schedule_sized(t, WRITE, PAGE_4K) + self.host_s
         if self.fs.spec.barriers and self.dev.profile.volatile_write_cache:
             t = self.dev.schedule_flush(t)
         return t

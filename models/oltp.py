@@ -1,7 +1,8 @@
 """OLTP transaction profiles and the page-access sampler of the simulated user threads.
 
 A transaction reads `pages_read_per_txn` pages, modifies `pages_modified_per_txn` further pages
-(each read first), writes `redo_bytes_per_txn` of redo, needs `cpu_s_per_txn` of CPU on one core
+(each read first), writes `redo_bytes_per_txn` of redo (and `binlog_bytes_per_txn` of binary log
+events when the server has log_bin on), needs `cpu_s_per_txn` of CPU on one core
 and `serial_s_per_txn` inside a server-wide critical section (the latches every transaction passes:
 index lock, log_sys mutex, trx_sys mutex), then commits. Pages are chosen by a two-tier hot set:
 `hot_access_pct` % of accesses go to the `hot_data_pct` % most popular pages, uniformly inside each
@@ -36,17 +37,18 @@ class TxnProfile:
     serial_s_per_txn: float
     hot_data_pct: float
     hot_access_pct: float
+    binlog_bytes_per_txn: int = 0
 
 
 PROFILES: dict[str, TxnProfile] = {
     # DBT2 / TPC-C mix (45% new-order, 43% payment, 4% each order-status, delivery, stock-level).
     "dbt2": TxnProfile("dbt2", pages_read_per_txn=24.0, pages_modified_per_txn=8.0,
                        redo_bytes_per_txn=3000, cpu_s_per_txn=1.9e-3, serial_s_per_txn=1.5e-4,
-                       hot_data_pct=5.0, hot_access_pct=95.0),
+                       hot_data_pct=5.0, hot_access_pct=95.0, binlog_bytes_per_txn=5000),
     # sysbench oltp_read_write: 10 point selects, 4 ranges, 2 updates, 1 delete + 1 insert.
     "sysbench": TxnProfile("sysbench", pages_read_per_txn=30.0, pages_modified_per_txn=4.0,
                            redo_bytes_per_txn=1800, cpu_s_per_txn=1.2e-3, serial_s_per_txn=4.0e-5,
-                           hot_data_pct=1.0, hot_access_pct=75.0),
+                           hot_data_pct=1.0, hot_access_pct=75.0, binlog_bytes_per_txn=1500),
 }
 
 PROFILE_NOTES = {
@@ -66,13 +68,22 @@ PROFILE_NOTES = {
         "fit: 1658, 1368, 1863), with the 12-core storage merging adjacent page writes. The 8 GB figure "
         "is the mean of a 300 s run that has not settled (its flushing still ramps up; run for 900 s "
         "it settles near 1,160-1,400 pages/s, README 'validate flushing'). These are "
-        "therefore fitted, not predicted; the drops, sync waits and checkpoint-age levels are not."),
+        "therefore fitted, not predicted; the drops, sync waits and checkpoint-age levels are not. "
+        "binlog_bytes (5000, row format with full row images) is estimated from the TPC-C row sizes "
+        "(the TPC-C standard's table layouts, in the sizes commonly quoted from it: stock 306 bytes, "
+        "customer 655, district 95, warehouse 89, order 24, new-order 8, order-line 54, history 46): an update logs the row before and after, an "
+        "insert or delete once. New-order with 10 lines about 6.9 KB, payment 1.7 KB, delivery (10 "
+        "districts) about 24 KB, the read-only two about 0.1 KB (GTID, BEGIN, XID events); weighted "
+        "by the mix 45/43/4/8 %, about 5 KB. Not measured."),
     "sysbench": (
         "sysbench 1.0 oltp_read_write defaults (10 point selects, 4 ranges of 100 rows, 2 updates, "
         "delete + insert). Access skew from sysbench 1.0.20's defaults (`sysbench --help`: "
         "--rand-type=special, --rand-spec-pct=1, --rand-spec-res=75: 75% of the accesses go to 1% of "
         "the values), taken as 1% of the pages. CPU per transaction is a typical 2020s core figure "
-        "(an assumption: fit it with `innosim calibrate trace`)."),
+        "(an assumption: fit it with `innosim calibrate trace`). binlog_bytes (1500, row format, full "
+        "images) from the sbtest row (id, k, c char(120), pad char(60): about 188 bytes): two updates "
+        "logged before and after, a delete and an insert once, about 1.1 KB, plus the events' "
+        "headers, table maps, GTID, BEGIN and XID. Not measured."),
 }
 
 

@@ -34,6 +34,10 @@ COUNTERS = (
     "Innodb_pages_written",
     "commits",
     "os_page_cache_read_hits",               # not a server counter: page reads the OS cache served
+    "Binlog_commits",                        # MariaDB's status names; MySQL shows no such counters
+    "Binlog_group_commits",
+    "Binlog_bytes_written",
+    "binlog_fsyncs",                         # not a server counter: fsyncs of the binary log
 )
 
 FLUSH_KIND_COUNTER = {
@@ -58,6 +62,8 @@ class ServerSettings:
     log_buffer_size_bytes: int = 8 << 20
     flush_log_at_trx_commit: int = 1
     flush_log_at_timeout_s: float = 1.0
+    log_bin: bool = False
+    sync_binlog: int = 0
     thread_concurrency: int = 0
     thread_sleep_delay_us: int = 10000
     adaptive_max_sleep_delay_us: int = 150000

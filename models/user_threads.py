@@ -53,7 +53,8 @@ _MARGIN_STATE = {None: RUN, "log": LOG_WAIT, "margin": MARGIN}
 STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait", "innodb queue")
 
 # Event kinds.
-_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER = range(9)
+_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
+    _BINLOG_DONE = range(11)
 _MAX_FREE_ROUNDS = 1000
 _INTERVAL_BUFFER = 1 << 18
 
@@ -131,6 +132,53 @@ class LogWriter:
             self.busy = False
 
 
+class BinlogWriter:
+    """The binary log's group commit (MYSQL_BIN_LOG::ordered_commit, 5.6+): transactions whose redo
+    is durable queue; the leader writes the whole queue's events to the binlog in one append, and
+    fsyncs it every `sync_binlog` groups (0: never), one group at a time; the group then commits.
+    binlog_group_commit_sync_delay (default 0) is not modelled."""
+
+    def __init__(self, users: "UserThreads", bytes_per_txn: int, sync_every: int) -> None:
+        self.u = users
+        self.bytes_per_txn = bytes_per_txn
+        self.sync_every = sync_every
+        self.busy = False
+        self.queue: list[int] = []
+        self.group: list[int] = []
+        self.groups = 0
+
+    def request(self, t: float, thread: int) -> None:
+        self.queue.append(thread)
+        if not self.busy:
+            self.busy = True
+            self.u.push(t, _BINLOG_START, -1)
+
+    def start(self, t: float) -> None:
+        u = self.u
+        self.group, self.queue = self.queue, []
+        self.groups += 1
+        nbytes = self.bytes_per_txn * len(self.group)
+        sync = self.sync_every > 0 and self.groups % self.sync_every == 0
+        end = u.fil.binlog_group_done_s(t, nbytes, sync)
+        c = u.counters
+        c.add("Binlog_commits", len(self.group))
+        c.add("Binlog_group_commits")
+        c.add("Binlog_bytes_written", nbytes)
+        if sync:
+            c.add("binlog_fsyncs")
+        u.push(end, _BINLOG_DONE, -1)
+
+    def done(self, t: float) -> None:
+        u = self.u
+        for th in self.group:
+            u._commit(th, t)
+        self.group = []
+        if self.queue:
+            self.start(t)
+        else:
+            self.busy = False
+
+
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
@@ -161,6 +209,9 @@ class UserThreads:
         self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
                              settings.adaptive_max_sleep_delay_us) if settings.thread_concurrency > 0 else None)
         self.writer = LogWriter(self)
+        # log_bin: commits go through the binary log's group commit once their redo is durable.
+        self.binlog = (BinlogWriter(self, profile.binlog_bytes_per_txn, settings.sync_binlog)
+                       if settings.log_bin else None)
         log.writer = self.writer
         self.heap: list = []
         self.pending: list[tuple[float, int]] = []
@@ -242,7 +293,7 @@ class UserThreads:
                 elif kind == _COMMIT_REQ:
                     self._commit_req(arg, t)
                 elif kind == _COMMIT:
-                    self._commit(arg, t)
+                    self._durable(arg, t)
                 elif kind == _RESUME:
                     self._account(arg, t, RUN)
                     self.resumed[arg] = True
@@ -252,6 +303,10 @@ class UserThreads:
                 elif kind == _ENTER:
                     self.conc.woke(arg)
                     self._enter(arg, t)
+                elif kind == _BINLOG_START:
+                    self.binlog.start(t)
+                elif kind == _BINLOG_DONE:
+                    self.binlog.done(t)
                 elif kind == _FLUSH_START:
                     self.writer.start(t)
                 else:
@@ -454,7 +509,17 @@ class UserThreads:
         if mode == 2 and lsn > self.log.written_lsn:
             self.log.written_lsn = lsn                      # write() to the OS, no fsync
             self.counters.add("Innodb_log_writes")
-        self._commit(th, t)
+        self._durable(th, t)
+
+    def _durable(self, th: int, t: float) -> None:
+        """The transaction's redo is as durable as innodb_flush_log_at_trx_commit makes it: with
+        the binary log it now queues for the binlog group commit, else it commits."""
+        if self.binlog is None:
+            self._commit(th, t)
+            return
+        if self.state[th] != LOG_WAIT:
+            self._account(th, t, LOG_WAIT)
+        self.binlog.request(t, th)
 
     def _commit(self, th: int, t: float) -> None:
         self.counters.add("commits")

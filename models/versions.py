@@ -73,10 +73,13 @@ _ABSENT_56 = ("innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capa
               "innodb_doublewrite_pages")
 _ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages")
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
+# sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
+# and "What Is New in MySQL 8.0").
 _DEFAULTS_57 = {"innodb_log_buffer_size": 16 * M, "innodb_page_cleaners": 4, "innodb_flush_sync": True,
-                "innodb_checksum_algorithm": "crc32"}
+                "innodb_checksum_algorithm": "crc32", "sync_binlog": 1}
 _DEFAULTS_80 = dict(_DEFAULTS_57, innodb_max_dirty_pages_pct=90, innodb_max_dirty_pages_pct_lwm=10,
-                    innodb_flush_neighbors=0, innodb_idle_flush_pct=100, innodb_doublewrite_pages=4)
+                    innodb_flush_neighbors=0, innodb_idle_flush_pct=100, innodb_doublewrite_pages=4,
+                    log_bin=True)
 _DEFAULTS_8030 = dict(_DEFAULTS_80, innodb_redo_log_capacity=100 * M)
 _DEFAULTS_84 = dict(_DEFAULTS_8030, innodb_io_capacity=10000, innodb_flush_method="O_DIRECT",
                     innodb_log_buffer_size=64 * M, innodb_doublewrite_pages=128)

@@ -108,6 +108,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                          "area (5.6/5.7, MariaDB; 8.0.20+ has separate doublewrite files)"),
         "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
         "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 2),
+        "log_bin": Key("log_bin", "bool", False,
+                       doc="binary log on (8.0+: on by default); commits then go through its group commit"),
+        "sync_binlog": Key("sync_binlog", "int", 0, 0, 4294967295,
+                           doc="fsync the binary log every N commit groups (0: never; 5.7+ default 1)"),
         "innodb_flush_log_at_timeout": Key("innodb_flush_log_at_timeout_s", "int", 1, 1, 2700,
                                            doc="seconds between background log flushes (what makes "
                                                "innodb_flush_log_at_trx_commit = 0 or 2 durable)"),
@@ -157,6 +161,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "pages_read_per_txn": Key("pages_read_per_txn", "float", None, 0.0, 10000.0),
         "pages_modified_per_txn": Key("pages_modified_per_txn", "float", None, 0.0, 10000.0),
         "redo_bytes_per_txn": Key("redo_bytes_per_txn", "size", None, 0, 64 << 20),
+        "binlog_bytes_per_txn": Key("binlog_bytes_per_txn", "size", None, 0, 64 << 20,
+                                    doc="binary log events per transaction (with server.log_bin)"),
         "cpu_per_txn": Key("cpu_s_per_txn", "duration", None, 0.0, 10.0),
         "serial_per_txn": Key("serial_s_per_txn", "duration", None, 0.0, 1.0,
                               doc="time per transaction inside server-wide latches"),
@@ -278,6 +284,8 @@ class ServerConfig:
     innodb_log_buffer_size_bytes: int
     innodb_flush_log_at_trx_commit: int
     innodb_flush_log_at_timeout_s: int
+    log_bin: bool
+    sync_binlog: int
     innodb_adaptive_flushing: bool
     innodb_adaptive_flushing_lwm: int
     innodb_max_dirty_pages_pct: int
@@ -316,6 +324,7 @@ class WorkloadConfig:
     redo_bytes_per_txn: int
     cpu_s_per_txn: float
     serial_s_per_txn: float
+    binlog_bytes_per_txn: int
     think_s: float
     hot_data_pct: float
     hot_access_pct: float
@@ -586,10 +595,10 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
 
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "pages_read_per_txn", "pages_modified_per_txn",
-             "redo_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "hot_data_pct",
-             "hot_access_pct", "warm_start")
+             "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time",
+             "hot_data_pct", "hot_access_pct", "warm_start")
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
-                 "serial_s_per_txn", "hot_data_pct", "hot_access_pct")
+                 "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
 
 
 def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> None:

@@ -100,6 +100,8 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         log_buffer_size_bytes=s.innodb_log_buffer_size_bytes,
         flush_log_at_trx_commit=s.innodb_flush_log_at_trx_commit,
         flush_log_at_timeout_s=float(s.innodb_flush_log_at_timeout_s),
+        log_bin=s.log_bin,
+        sync_binlog=s.sync_binlog,
         thread_concurrency=s.innodb_thread_concurrency,
         thread_sleep_delay_us=s.innodb_thread_sleep_delay_us,
         adaptive_max_sleep_delay_us=s.innodb_adaptive_max_sleep_delay_us,
@@ -159,7 +161,8 @@ def preflight(scn) -> Checked:
 def txn_profile_from(scn) -> TxnProfile:
     w = scn.workload
     return TxnProfile(w.profile, w.pages_read_per_txn, w.pages_modified_per_txn, int(w.redo_bytes_per_txn),
-                      w.cpu_s_per_txn, w.serial_s_per_txn, w.hot_data_pct, w.hot_access_pct)
+                      w.cpu_s_per_txn, w.serial_s_per_txn, w.hot_data_pct, w.hot_access_pct,
+                      int(w.binlog_bytes_per_txn))
 
 
 class Server:

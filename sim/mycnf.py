@@ -302,6 +302,11 @@ def settings_from_option_files(paths: list[str] | tuple[str, ...], version_name:
             raise InputError(opt.where, opt.name,
                              f"{v.label} has no such variable (the server stops at startup: unknown variable)",
                              "remove it, prefix it with loose-, or set server.version")
+        if name == "log_bin":
+            # log-bin[=basename] turns the binary log on, whatever the basename; skip-log-bin and
+            # disable-log-bin (8.0) turn it off.
+            out.settings[name] = (polarity is not False, opt.where)
+            continue
         out.settings[name] = (convert_value(name, server_keys[name], opt.value, polarity, opt), opt.where)
     used = f"{len(out.settings)} setting(s) simulated" + (f" ({', '.join(out.settings)})" if out.settings else "")
     summary = (f"option files {', '.join(out.files)}, groups [{'], ['.join(groups)}]: {used}")

@@ -2,7 +2,7 @@
 
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
-neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays, file-per-table), a device and filesystem, and a workload, then runs 2
+neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays, file-per-table, binary log), a device and filesystem, and a workload, then runs 2
 simulated seconds (--duration) with the invariants checked every 100 ms and at the end
 (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page <= lsn, the
 checkpoint age within the redo capacity, the pool's counters against its pages). A combination a
@@ -86,6 +86,9 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
         server["innodb_adaptive_max_sleep_delay"] = rng.choice((0, 150000))
     if rng.random() < 0.25:
         server["innodb_file_per_table"] = False
+    if rng.random() < 0.3:
+        server["log_bin"] = True
+        server["sync_binlog"] = rng.choice((0, 1, 5))
     return doc
 
 

@@ -14,7 +14,8 @@ What it does (validation/live/README.md has the details and how to use the outpu
     (OUT/mysqladmin.txt);
  5. writes OUT/capture.json: versions, settings, machine, and the times that align the files, and
     OUT/my.cnf: the private server's option file (`innosim run SCENARIO --my-cnf OUT/my.cnf`), and
-    OUT/variables.tsv: its InnoDB variables and version (`--server-vars OUT/variables.tsv`).
+    OUT/variables.tsv: its InnoDB variables, log_bin, sync_binlog and version (`--server-vars
+    OUT/variables.tsv`).
 
 Standard library only, so it runs with the system python3. Run as root (or a user who may run
 mariadbd and write the work directory). It needs a few minutes and about 2 GB of disk.
@@ -250,7 +251,8 @@ def run_database(out: Path, work: Path, args) -> dict:
                           "WHERE table_schema = 'sbtest'").stdout.strip()
         meta["data_bytes"] = int(float(size or 0))
         meta["variables"] = dict(line.split("\t", 1) for line in server.sql(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'innodb%' OR Variable_name = 'version'"
+            "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'innodb%' OR Variable_name IN "
+            "('version', 'log_bin', 'sync_binlog')"
         ).stdout.splitlines() if "\t" in line)
         # As SHOW GLOBAL VARIABLES prints them, for `innosim run SCENARIO --server-vars OUT/variables.tsv`.
         (out / "variables.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in meta["variables"].items()))
