@@ -81,7 +81,9 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
     sizes = version_of(version).page_sizes
     server["innodb_page_size"] = rng.choice(sizes) if rng.random() < 0.3 else 16384
     if not mariadb and rng.random() < 0.25:                      # innodb_thread_concurrency (drawn last)
-        server["innodb_thread_concurrency"] = rng.choice((1, 2, 8))
+        conc = rng.choice((1, 2, 8))
+        # log_calc_max_ages reserves 4 pages per seat: small logs with large pages would be refused.
+        server["innodb_thread_concurrency"] = conc if log_mb >= 16 else 1
         server["innodb_thread_sleep_delay"] = rng.choice((0, 10000))
         server["innodb_adaptive_max_sleep_delay"] = rng.choice((0, 150000))
     if rng.random() < 0.25:
