@@ -47,10 +47,11 @@ from models.oltp import pages_per_txn_array
 from models.srv_conc import SrvConc
 
 # Thread states, accounted in thread-seconds per tick.
-RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT, CONC_WAIT = range(6)
+RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT, CONC_WAIT, BINLOG_WAIT = range(7)
 # What a thread in log_check_margins waits for (models.log_sys.LogSys56.log_check_margins).
 _MARGIN_STATE = {None: RUN, "log": LOG_WAIT, "margin": MARGIN}
-STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait", "innodb queue")
+STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait", "innodb queue",
+               "binlog wait")
 
 # Event kinds.
 _START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
@@ -517,8 +518,7 @@ class UserThreads:
         if self.binlog is None:
             self._commit(th, t)
             return
-        if self.state[th] != LOG_WAIT:
-            self._account(th, t, LOG_WAIT)
+        self._account(th, t, BINLOG_WAIT)
         self.binlog.request(t, th)
 
     def _commit(self, th: int, t: float) -> None:

@@ -20,7 +20,7 @@ from models.user_threads import STATE_NAMES
 from sim.engine import GAUGES, EngineResult
 
 RATE_COUNTERS = [c for c in COUNTERS if c != "commits"]
-STALL_CAUSES = ("sync flush", "free-page wait", "log write wait")
+STALL_CAUSES = ("sync flush", "free-page wait", "log write wait", "binlog wait")
 _STATE_COL = {name: "threads_" + name.replace(" ", "_").replace("-", "_") for name in STATE_NAMES}
 
 
@@ -106,13 +106,14 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
 
     The median and the stalls are taken over the measured part (after the warm-up). The cause in
     force is the user-thread wait state with most thread-time over the stall (sync flush, free-page
-    wait, log write wait); when none of them holds threads, "file lock" if InnoDB's writes waited
+    wait, log write wait, binlog wait); when none of them holds threads, "file lock" if InnoDB's writes waited
     on inode locks during it, else "none identified". The log_free_check wait is named for the
     server `version` (models.versions.Version.margin_wait: "sync flush" or "redo space wait").
     """
     m = df[~df["warmup"]]
     cols = ["start_s", "end_s", "length_s", "min_tps", "median_tps", "cause", "sync_flush_thread_s",
-            "free_page_wait_thread_s", "log_write_wait_thread_s", "fs_lock_wait_s", "buffer_flush_sync_waits"]
+            "free_page_wait_thread_s", "log_write_wait_thread_s", "binlog_wait_thread_s", "fs_lock_wait_s",
+            "buffer_flush_sync_waits"]
     if len(m) == 0:
         return pd.DataFrame(columns=cols)
     dt = float(m["time_s"].iloc[1] - m["time_s"].iloc[0]) if len(m) > 1 else float(m["time_s"].iloc[0])
@@ -141,7 +142,7 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
         else:
             cause = "none identified"
         rows.append((float(seg["time_s"].iloc[0] - dt), float(seg["time_s"].iloc[-1]), (j - k + 1) * dt,
-                     float(seg["tps"].min()), med, cause, waits[0], waits[1], waits[2], fsw,
+                     float(seg["tps"].min()), med, cause, waits[0], waits[1], waits[2], waits[3], fsw,
                      int(seg["buffer_flush_sync_waits"].sum())))
         k = j + 1
     return pd.DataFrame(rows, columns=cols)

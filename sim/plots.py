@@ -124,7 +124,8 @@ def sync_waits_figure(df):
     return _finish(fig, ax, "buffer_flush_sync_waits / s", legend=None)
 
 
-STALL_COLORS = {"sync flush": "tab:red", "redo space wait": "tab:pink", "free-page wait": "tab:orange", "log write wait": "tab:purple",
+STALL_COLORS = {"sync flush": "tab:red", "redo space wait": "tab:pink", "free-page wait": "tab:orange",
+                "log write wait": "tab:purple", "binlog wait": "tab:olive",
                 "file lock": "tab:brown", "none identified": "tab:gray"}
 
 

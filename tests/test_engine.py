@@ -289,9 +289,25 @@ def test_stall_detection_and_cause():
     st_ = stalls(df, 50.0)
     assert set(st_.columns) >= {"start_s", "length_s", "cause"}
     for row in st_.itertuples():
-        assert row.cause in ("sync flush", "redo space wait", "free-page wait", "log write wait", "file lock",
-                             "none identified")
+        assert row.cause in ("sync flush", "redo space wait", "free-page wait", "log write wait", "binlog wait",
+                             "file lock", "none identified")
         assert row.length_s >= 0.1 - 1e-9
+
+
+def test_a_stall_spent_waiting_on_the_binlog_is_named_so():
+    """Threads held in the binary log's group commit over a dip: the cause is "binlog wait"."""
+    import pandas as pd
+    n = 10
+    df = pd.DataFrame({"time_s": np.arange(1, n + 1) * 1.0, "warmup": False,
+                       "tps": [100.0] * 4 + [10.0, 10.0] + [100.0] * 4, "fs_lock_wait_s": 0.0,
+                       "buffer_flush_sync_waits": 0})
+    for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait"):
+        df[col] = 0.0
+    df.loc[4:5, "threads_binlog_wait"] = 30.0
+    df.loc[4:5, "threads_log_write_wait"] = 5.0
+    st_ = stalls(df, 50.0)
+    assert list(st_["cause"]) == ["binlog wait"]
+    assert st_["binlog_wait_thread_s"].iloc[0] == 60.0
 
 
 def test_cli_refuses_server_refusals(tmp_path, capsys):
