@@ -64,6 +64,8 @@ class ServerSettings:
     flush_log_at_timeout_s: float = 1.0
     log_bin: bool = False
     sync_binlog: int = 0
+    binlog_group_commit_sync_delay_us: int = 0
+    binlog_group_commit_sync_no_delay_count: int = 0
     thread_concurrency: int = 0
     thread_sleep_delay_us: int = 10000
     adaptive_max_sleep_delay_us: int = 150000

@@ -137,13 +137,20 @@ class BinlogWriter:
     """The binary log's group commit (MYSQL_BIN_LOG::ordered_commit, 5.6+): transactions whose redo
     is durable queue; the leader writes the whole queue's events to the binlog in one append, and
     fsyncs it every `sync_binlog` groups (0: never), one group at a time; the group then commits.
-    binlog_group_commit_sync_delay (default 0) is not modelled."""
+    With binlog_group_commit_sync_delay (5.7.5+) the leader first waits that long, or until
+    binlog_group_commit_sync_no_delay_count transactions have queued, so that more join the group
+    (Stage_manager::wait_count_or_timeout in the sync stage; here before the group's append)."""
 
-    def __init__(self, users: "UserThreads", bytes_per_txn: int, sync_every: int) -> None:
+    def __init__(self, users: "UserThreads", bytes_per_txn: int, sync_every: int,
+                 delay_s: float = 0.0, no_delay_count: int = 0) -> None:
         self.u = users
         self.bytes_per_txn = bytes_per_txn
         self.sync_every = sync_every
+        self.delay_s = delay_s
+        self.no_delay_count = no_delay_count
         self.busy = False
+        self.waiting = False                 # the leader is in its delay before the next group
+        self.token = 0                       # tells a stale delayed start from the current one
         self.queue: list[int] = []
         self.group: list[int] = []
         self.groups = 0
@@ -152,9 +159,28 @@ class BinlogWriter:
         self.queue.append(thread)
         if not self.busy:
             self.busy = True
-            self.u.push(t, _BINLOG_START, -1)
+            self._next(t)
+        elif self.waiting and 0 < self.no_delay_count <= len(self.queue):
+            self._go(t)                      # enough have queued: no need to wait longer
 
-    def start(self, t: float) -> None:
+    def _next(self, t: float) -> None:
+        """The leader takes the next group now, or after the sync delay."""
+        if self.delay_s > 0.0 and not (0 < self.no_delay_count <= len(self.queue)):
+            self.waiting = True
+            self.token += 1
+            self.u.push(t + self.delay_s, _BINLOG_START, self.token)
+        else:
+            self._go(t)
+
+    def _go(self, t: float) -> None:
+        self.waiting = False
+        self.token += 1
+        self.u.push(t, _BINLOG_START, self.token)
+
+    def start(self, t: float, token: int) -> None:
+        if token != self.token:
+            return                           # a delay cut short by the count
+        self.waiting = False
         u = self.u
         self.group, self.queue = self.queue, []
         self.groups += 1
@@ -175,7 +201,7 @@ class BinlogWriter:
             u._commit(th, t)
         self.group = []
         if self.queue:
-            self.start(t)
+            self._next(t)
         else:
             self.busy = False
 
@@ -211,7 +237,9 @@ class UserThreads:
                              settings.adaptive_max_sleep_delay_us) if settings.thread_concurrency > 0 else None)
         self.writer = LogWriter(self)
         # log_bin: commits go through the binary log's group commit once their redo is durable.
-        self.binlog = (BinlogWriter(self, profile.binlog_bytes_per_txn, settings.sync_binlog)
+        self.binlog = (BinlogWriter(self, profile.binlog_bytes_per_txn, settings.sync_binlog,
+                                    settings.binlog_group_commit_sync_delay_us * 1e-6,
+                                    settings.binlog_group_commit_sync_no_delay_count)
                        if settings.log_bin else None)
         log.writer = self.writer
         self.heap: list = []
@@ -305,7 +333,7 @@ class UserThreads:
                     self.conc.woke(arg)
                     self._enter(arg, t)
                 elif kind == _BINLOG_START:
-                    self.binlog.start(t)
+                    self.binlog.start(t, arg)
                 elif kind == _BINLOG_DONE:
                     self.binlog.done(t)
                 elif kind == _FLUSH_START:

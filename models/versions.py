@@ -70,7 +70,8 @@ class Version:
 
 
 _ABSENT_56 = ("innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
-              "innodb_doublewrite_pages")
+              "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
+              "binlog_group_commit_sync_no_delay_count")
 _ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages")
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
 # sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
@@ -106,7 +107,8 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
                       "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True,
                       "innodb_checksum_algorithm": "full_crc32"},
             absent=("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
-                    "innodb_checksums"),
+                    "innodb_checksums", "binlog_group_commit_sync_delay",
+                    "binlog_group_commit_sync_no_delay_count"),
             checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",
                      "innodb_thread_concurrency", "innodb_thread_sleep_delay",

@@ -112,6 +112,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
                        doc="binary log on (8.0+: on by default); commits then go through its group commit"),
         "sync_binlog": Key("sync_binlog", "int", 0, 0, 4294967295,
                            doc="fsync the binary log every N commit groups (0: never; 5.7+ default 1)"),
+        "binlog_group_commit_sync_delay": Key("binlog_group_commit_sync_delay_us", "int", 0, 0, 1000000,
+                                              doc="5.7.5+: microseconds the binlog group's leader waits "
+                                                  "for more commits before its fsync"),
+        "binlog_group_commit_sync_no_delay_count": Key("binlog_group_commit_sync_no_delay_count", "int", 0, 0,
+                                                       100000, doc="5.7.5+: stop that wait once this many "
+                                                                   "commits have queued (0: no limit)"),
         "innodb_flush_log_at_timeout": Key("innodb_flush_log_at_timeout_s", "int", 1, 1, 2700,
                                            doc="seconds between background log flushes (what makes "
                                                "innodb_flush_log_at_trx_commit = 0 or 2 durable)"),
@@ -286,6 +292,8 @@ class ServerConfig:
     innodb_flush_log_at_timeout_s: int
     log_bin: bool
     sync_binlog: int
+    binlog_group_commit_sync_delay_us: int
+    binlog_group_commit_sync_no_delay_count: int
     innodb_adaptive_flushing: bool
     innodb_adaptive_flushing_lwm: int
     innodb_max_dirty_pages_pct: int

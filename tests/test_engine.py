@@ -508,3 +508,20 @@ def test_binlog_fsync_writes_back_what_was_appended_since_the_last_one():
     assert t0 < 1e-3 and fil.binlog_unsynced_bytes == 5000        # a copy into the page cache
     t1 = fil.binlog_group_done_s(t0, 5000, sync=True)
     assert t1 > t0 and fil.binlog_unsynced_bytes == 0
+
+
+def test_binlog_sync_delay_gathers_bigger_groups_and_the_count_cuts_it_short():
+    """binlog_group_commit_sync_delay (5.7.5+): the leader waits for more commits, so groups grow;
+    binlog_group_commit_sync_no_delay_count = 1 ends the wait at once, as if there were none."""
+    def run(**server):
+        doc = version_doc("mysql-5.7", server__innodb_log_file_size="64M", server__log_bin=True,
+                          **{f"server__{k}": v for k, v in server.items()})
+        srv, res = run_checked(doc)
+        assert_engine_invariants(srv, res)
+        c = srv.counters
+        return res, c["Binlog_commits"] / c["Binlog_group_commits"]
+    base, per_group = run()
+    _, per_group_delayed = run(binlog_group_commit_sync_delay=5000)
+    assert per_group_delayed > 1.5 * per_group
+    counted, _ = run(binlog_group_commit_sync_delay=5000, binlog_group_commit_sync_no_delay_count=1)
+    assert np.array_equal(counted.commit_t, base.commit_t)
