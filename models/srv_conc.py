@@ -17,8 +17,9 @@ innosim lets a thread in once per transaction, before its log_free_check and pag
 it out when the transaction asks to commit: one statement per transaction. In the server a
 multi-statement transaction (DBT2's new-order has about 30) leaves and enters again between
 statements; as the sleepers wake on their own timers, it mostly takes its seat straight back
-unless a thread arrives within the client round trip between its statements (innosim has none). innodb_concurrency_tickets (entries per statement
-before a thread must queue again) never runs out in OLTP statements and is not modelled.
+unless a thread arrives within the client round trip between its statements (innosim has none).
+innodb_concurrency_tickets (entries per statement before a thread must queue again) never runs out
+in OLTP statements and is not modelled.
 
 os_thread_sleep(us) is nanosleep, which Linux may end up to the thread's timer slack late (50 us by
 default, prctl(2) PR_SET_TIMERSLACK; measured here 69-80 us late through Python's time.sleep):

@@ -139,7 +139,8 @@ class BinlogWriter:
     fsyncs it every `sync_binlog` groups (0: never), one group at a time; the group then commits.
     With binlog_group_commit_sync_delay (5.7.5+) the leader first waits that long, or until
     binlog_group_commit_sync_no_delay_count transactions have queued, so that more join the group
-    (Stage_manager::wait_count_or_timeout in the sync stage; here before the group's append)."""
+    (Stage_manager::wait_count_or_timeout in the sync stage; here before the group's append).
+    MariaDB's binlog_commit_wait_count / _usec are the same wait (wait_for_sufficient_commits)."""
 
     def __init__(self, users: "UserThreads", bytes_per_txn: int, sync_every: int,
                  delay_s: float = 0.0, no_delay_count: int = 0) -> None:

@@ -69,10 +69,11 @@ class Version:
         return self.name.startswith("mariadb")
 
 
+_MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
 _ABSENT_56 = ("innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
               "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
-              "binlog_group_commit_sync_no_delay_count")
-_ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages")
+              "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
+_ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages") + _MARIADB_ONLY
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
 # sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
 # and "What Is New in MySQL 8.0").
@@ -92,13 +93,14 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
     Version("mysql-5.7", "MySQL 5.7", "MySQL 5.7.44 source", "56", "57", "57", "master", "56", 0.01,
             defaults=_DEFAULTS_57, absent=_ABSENT_57),
     Version("mysql-8.0", "MySQL 8.0.20-8.0.29", "MySQL 8.0.27 source", "80", "80", "80", "checkpointer", "80",
-            0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity", "innodb_checksums"),
+            0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity", "innodb_checksums") + _MARIADB_ONLY,
             flush_order_lag_bytes=RECENT_CLOSED_BYTES),
     Version("mysql-8.0.30", "MySQL 8.0.30+", "MySQL 8.0.3x source (log0files_capacity.cc, log0chkp.cc)", "8030",
-            "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030, absent=("innodb_checksums",),
+            "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030,
+            absent=("innodb_checksums",) + _MARIADB_ONLY,
             flush_order_lag_bytes=RECENT_CLOSED_BYTES),
     Version("mysql-8.4", "MySQL 8.4 LTS", "MySQL 8.0.3x source with the 8.4 defaults", "8030", "80", "80",
-            "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, absent=("innodb_checksums",),
+            "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, absent=("innodb_checksums",) + _MARIADB_ONLY,
             flush_order_lag_bytes=RECENT_CLOSED_BYTES),
     Version("mariadb-10.11", "MariaDB 10.11", "MariaDB 10.11/11.x source; defaults measured on 10.11.19",
             "mariadb", "mariadb", "mariadb", "cleaner", "mariadb", 0.0,

@@ -118,6 +118,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "binlog_group_commit_sync_no_delay_count": Key("binlog_group_commit_sync_no_delay_count", "int", 0, 0,
                                                        100000, doc="5.7.5+: stop that wait once this many "
                                                                    "commits have queued (0: no limit)"),
+        "binlog_commit_wait_count": Key("binlog_commit_wait_count", "int", 0, 0, 4294967295,
+                                        doc="MariaDB: the binlog group commit waits for this many commits "
+                                            "(0: no wait)"),
+        "binlog_commit_wait_usec": Key("binlog_commit_wait_usec", "int", 100000, 0, 4294967295,
+                                       doc="MariaDB: but no longer than this many microseconds"),
         "innodb_flush_log_at_timeout": Key("innodb_flush_log_at_timeout_s", "int", 1, 1, 2700,
                                            doc="seconds between background log flushes (what makes "
                                                "innodb_flush_log_at_trx_commit = 0 or 2 durable)"),
@@ -294,6 +299,8 @@ class ServerConfig:
     sync_binlog: int
     binlog_group_commit_sync_delay_us: int
     binlog_group_commit_sync_no_delay_count: int
+    binlog_commit_wait_count: int
+    binlog_commit_wait_usec: int
     innodb_adaptive_flushing: bool
     innodb_adaptive_flushing_lwm: int
     innodb_max_dirty_pages_pct: int

@@ -102,8 +102,13 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         flush_log_at_timeout_s=float(s.innodb_flush_log_at_timeout_s),
         log_bin=s.log_bin,
         sync_binlog=s.sync_binlog,
-        binlog_group_commit_sync_delay_us=s.binlog_group_commit_sync_delay_us,
-        binlog_group_commit_sync_no_delay_count=s.binlog_group_commit_sync_no_delay_count,
+        # MariaDB's binlog_commit_wait_count / _usec is the same wait: up to usec for count commits,
+        # none when count is 0 (MYSQL_BIN_LOG::wait_for_sufficient_commits).
+        binlog_group_commit_sync_delay_us=(
+            (s.binlog_commit_wait_usec if s.binlog_commit_wait_count > 0 else 0) if v.is_mariadb
+            else s.binlog_group_commit_sync_delay_us),
+        binlog_group_commit_sync_no_delay_count=(
+            s.binlog_commit_wait_count if v.is_mariadb else s.binlog_group_commit_sync_no_delay_count),
         thread_concurrency=s.innodb_thread_concurrency,
         thread_sleep_delay_us=s.innodb_thread_sleep_delay_us,
         adaptive_max_sleep_delay_us=s.innodb_adaptive_max_sleep_delay_us,

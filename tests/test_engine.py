@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from models.errors import InputError
 from models.log_sys import (LOG_BLOCK_DATA, LOG_BLOCK_HDR_SIZE, LOG_BLOCK_TRL_SIZE, OS_FILE_LOG_BLOCK_SIZE,
                             lsn_bounds)
 from sim.cli import main
@@ -525,3 +526,21 @@ def test_binlog_sync_delay_gathers_bigger_groups_and_the_count_cuts_it_short():
     assert per_group_delayed > 1.5 * per_group
     counted, _ = run(binlog_group_commit_sync_delay=5000, binlog_group_commit_sync_no_delay_count=1)
     assert np.array_equal(counted.commit_t, base.commit_t)
+
+
+def test_mariadb_binlog_commit_wait_is_the_same_wait_only_with_a_count():
+    """MariaDB's binlog_commit_wait_count / _usec: no wait while the count is 0 (whatever the usec),
+    else up to usec for that many commits; MySQL refuses both names."""
+    def run(**server):
+        doc = version_doc("mariadb-10.11", server__innodb_log_file_size="64M", server__log_bin=True,
+                          server__sync_binlog=1, **{f"server__{k}": v for k, v in server.items()})
+        srv, res = run_checked(doc)
+        assert_engine_invariants(srv, res)
+        return res, srv.counters["Binlog_commits"] / srv.counters["Binlog_group_commits"]
+    base, per_group = run()
+    same, _ = run(binlog_commit_wait_usec=5000)
+    assert np.array_equal(same.commit_t, base.commit_t)
+    _, per_group_waiting = run(binlog_commit_wait_count=6, binlog_commit_wait_usec=5000)
+    assert per_group_waiting > per_group
+    with pytest.raises(InputError, match="no such variable"):
+        scenario_from_dict(small_doc(server__binlog_commit_wait_count=6), "t")

@@ -275,7 +275,8 @@ def test_schema_keys_a_cnf_can_set_are_server_variables():
     # Every [server] key but `version` is a server variable a my.cnf may hold.
     assert set(SCHEMA["server"]) - {"version"} == {
         k for k in SCHEMA["server"] if k.startswith("innodb_")} | {
-        "log_bin", "sync_binlog", "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count"}
+        "log_bin", "sync_binlog", "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count",
+        "binlog_commit_wait_count", "binlog_commit_wait_usec"}
 
 
 @pytest.mark.parametrize("line, on", [("log-bin", True), ("log_bin = mysql-bin", True), ("log-bin=OFF", True),
