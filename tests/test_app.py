@@ -88,6 +88,19 @@ def test_what_if_runs_a_scenario_and_shows_figures_numbers_and_stalls():
     assert any("Stalls at 100 ms" in m.value for m in at.markdown)
 
 
+def test_what_if_names_the_binary_log_and_the_innodb_queue():
+    at = AppTest.from_function(_whatif, default_timeout=180).run()
+    _set(at, "duration", "5s")
+    _set(at, "log_bin", "true")
+    _set(at, "sync_binlog", "1")
+    _set(at, "innodb_thread_concurrency", "8")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "Binary log on (sync_binlog 1)" in captions
+    assert "innodb_thread_concurrency 8: on average" in captions
+
+
 def test_what_if_bad_setting_shows_the_error():
     at = AppTest.from_function(_whatif, default_timeout=60).run()
     _set(at, "innodb_io_capacity_max", "50")

@@ -34,6 +34,14 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     st.caption(f"Simulated server: {v.label} ({v.source}). Redo limits, % of the configured redo size: "
                + "; ".join(f"{s['limit_names'][k]} {p:.1f}%" for k, p in s["limits_pct"].items() if p is not None))
     show_summary(s)
+    if s.get("log_bin"):
+        st.caption(f"Binary log on (sync_binlog {s['sync_binlog']}): {s['binlog_group_commits']:,} group "
+                   f"commits, {s['binlog_commits'] / max(1, s['binlog_group_commits']):.1f} transactions "
+                   f"each, {s['binlog_fsyncs']:,} fsyncs. Commits held in its group commit show as "
+                   "\"binlog wait\".")
+    if s.get("innodb_thread_concurrency"):
+        st.caption(f"innodb_thread_concurrency {s['innodb_thread_concurrency']}: on average "
+                   f"{s['innodb_queue_threads_mean']:.1f} threads waiting to enter InnoDB.")
     label = RESOLUTIONS[resolution]
     if label not in frames:
         st.warning(f"the run is shorter than {resolution}: showing 1 s intervals")
