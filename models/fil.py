@@ -89,6 +89,8 @@ class FilIO:
         self.tally = Tally()                   # filesystem lock wait of InnoDB's own writes
         self.host_s = self.dev.profile.host_overhead_s
         self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s
+        # An fsync without a journal commit ends with a cache flush (barriers on, volatile cache).
+        self.cache_flush = fs.spec.barriers and self.dev.profile.volatile_write_cache
         self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
         self.binlog_unsynced_bytes = 0         # appended to the binlog since its last fsync
         cache_pages = page_cache_bytes // page_size_bytes
@@ -179,7 +181,7 @@ class FilIO:
             return t
         self.counters.add("Innodb_os_log_fsyncs")
         t += self.fsync_cpu_s
-        if self.fs.spec.barriers and self.dev.profile.volatile_write_cache:
+        if self.cache_flush:
             t = self.dev.schedule_flush(t)
         return t
 
@@ -201,7 +203,7 @@ class FilIO:
         t = self.dev.schedule_sized(t, WRITE, size) + self.host_s
         t += self.fsync_cpu_s
         t = self.dev.schedule_sized(t, WRITE, PAGE_4K) + self.host_s
-        if self.fs.spec.barriers and self.dev.profile.volatile_write_cache:
+        if self.cache_flush:
             t = self.dev.schedule_flush(t)
         return t
 
@@ -213,7 +215,7 @@ class FilIO:
         """
         t = now_s
         ps = self.page_size
-        flush = self.fs.spec.barriers and self.dev.profile.volatile_write_cache
+        flush = self.cache_flush
         for _ in range(2 if doublewrite else 1):
             t = self.dev.schedule(t, WRITE, ps) + self.host_s
             if self.data_fsync:

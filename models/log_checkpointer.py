@@ -69,14 +69,13 @@ class LogSys80(LogSys56):
             self.request_event.succeed()
         self.cleaner.wake()
 
-    def log_check_margins(self, on_wait=None):
+    def log_check_margins(self, on_wait):
         """log_free_check_wait (SimPy generator). on_wait: see LogSys56.log_check_margins."""
         st, cap = self.st, self.limits.max_checkpoint_age
         self.in_margin += 1
         try:
             lsn = st.lsn
-            if on_wait is not None:
-                on_wait("margin" if lsn - st.last_checkpoint_lsn > cap else None)
+            on_wait("margin" if lsn - st.last_checkpoint_lsn > cap else None)
             if lsn - st.last_checkpoint_lsn > cap:
                 self.counters.add("log_on_file_space_waits")
             while lsn - st.last_checkpoint_lsn > cap:

@@ -32,10 +32,6 @@ LOG_BLOCK_DATA = OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_HDR_SIZE - LOG_BLOCK_TRL_SIZ
 SRV_MASTER_CHECKPOINT_INTERVAL_S = 7
 
 
-def _no_wait(kind) -> None:
-    """The default on_wait of log_check_margins: nobody is told."""
-
-
 def lsn_bounds(lsn: int, data_bytes: int, n: int) -> list[int]:
     """[lsn, then the LSN after each of n appends of data_bytes of redo records].
 
@@ -192,7 +188,7 @@ class LogSys56:
 
     # -- the user thread at log_free_check ------------------------------------------------------
 
-    def log_check_margins(self, on_wait=None):
+    def log_check_margins(self, on_wait):
         """log_check_margins (5.6/5.7) for one user thread (SimPy generator).
 
         on_wait(kind) tells the caller what the thread waits for from now on: "log"
@@ -200,31 +196,30 @@ class LogSys56:
         log_margin_checkpoint_age), or None (passing the checks, which costs no time in the server).
         """
         st, lim = self.st, self.limits
-        tell = on_wait if on_wait is not None else _no_wait
         self.in_margin += 1
         try:
-            tell(None)
-            yield from self.before_margins(tell)
+            on_wait(None)
+            yield from self.before_margins(on_wait)
             while st.check_flush_or_checkpoint:
                 if st.lsn - st.written_lsn > self.s.log_buffer_size_bytes // 2:   # log_flush_margin
-                    tell("log")
+                    on_wait("log")
                     yield st.writer.wait_written(st.lsn)
-                    tell(None)
+                    on_wait(None)
                 o = self.pool.oldest_modification_all()
                 action = self.checkpoint_margin(st.lsn, st.last_checkpoint_lsn, o if o else None, lim)
                 if action.checkpoint != "sync":
                     st.check_flush_or_checkpoint = False
                 if action.preflush_to_lsn is not None:
-                    tell("margin")
+                    on_wait("margin")
                     success = yield from self.preflush(action.preflush_to_lsn)
-                    tell(None)
+                    on_wait(None)
                     if not success:
                         st.check_flush_or_checkpoint = True
                         continue
                 if action.checkpoint is not None:
-                    tell("margin")
+                    on_wait("margin")
                     yield from self.checkpoint(sync=action.checkpoint == "sync")
-                    tell(None)
+                    on_wait(None)
                     if action.checkpoint == "sync":
                         continue
                 break
@@ -233,7 +228,7 @@ class LogSys56:
 
     checkpoint_margin = staticmethod(log_checkpoint_margin_56)
 
-    def before_margins(self, tell):
+    def before_margins(self, on_wait):
         """Nothing in 5.6 (5.7 checks its mtr-level stop here)."""
         return
         yield
@@ -273,16 +268,16 @@ class LogSys57(LogSys56):
 
     checkpoint_margin = staticmethod(log_checkpoint_margin_57)
 
-    def before_margins(self, tell):
+    def before_margins(self, on_wait):
         """log_margin_checkpoint_age: past log_group_capacity, sleep 100 ms when the pages are not
         flushed far enough, then write a checkpoint and wait for it."""
         st, lim = self.st, self.limits
         if st.lsn - st.last_checkpoint_lsn > lim.log_group_capacity:
-            tell("margin")
+            on_wait("margin")
             if st.lsn - self.oldest() > lim.log_group_capacity:
                 yield self.env.timeout(LOG_MTR_STOP_SLEEP_S)
             yield from self.checkpoint(sync=True)
-            tell(None)
+            on_wait(None)
 
     def preflush(self, target_lsn: int):
         """log_preflush_pool_modified_pages (5.7): buf_flush_request_force, then

@@ -38,13 +38,12 @@ class LogSysMariaDB(LogSys56):
                    "innodb_log_file_size\" there (log_overwrite_warning) and goes on")
     capacity_name = "log_capacity"
 
-    def log_check_margins(self, on_wait=None):
+    def log_check_margins(self, on_wait):
         """log_checkpoint_margin (SimPy generator). on_wait: see LogSys56.log_check_margins."""
         st, lim, env = self.st, self.limits, self.env
         self.in_margin += 1
         try:
-            if on_wait is not None:
-                on_wait("margin" if st.lsn > st.last_checkpoint_lsn + lim.max_checkpoint_age else None)
+            on_wait("margin" if st.lsn > st.last_checkpoint_lsn + lim.max_checkpoint_age else None)
             while st.lsn > st.last_checkpoint_lsn + lim.max_checkpoint_age:
                 target = min(st.last_checkpoint_lsn + lim.max_checkpoint_age, st.last_checkpoint_lsn + MIB)
                 yield from self.buf_flush_wait_flushed(target)

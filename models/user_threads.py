@@ -161,12 +161,16 @@ class BinlogWriter:
         if not self.busy:
             self.busy = True
             self._next(t)
-        elif self.waiting and 0 < self.no_delay_count <= len(self.queue):
-            self._go(t)                      # enough have queued: no need to wait longer
+        elif self.waiting and self._enough_queued():
+            self._go(t)                      # no need to wait longer
+
+    def _enough_queued(self) -> bool:
+        """binlog_group_commit_sync_no_delay_count commits have queued (never, when it is 0)."""
+        return 0 < self.no_delay_count <= len(self.queue)
 
     def _next(self, t: float) -> None:
         """The leader takes the next group now, or after the sync delay."""
-        if self.delay_s > 0.0 and not (0 < self.no_delay_count <= len(self.queue)):
+        if self.delay_s > 0.0 and not self._enough_queued():
             self.waiting = True
             self.token += 1
             self.u.push(t + self.delay_s, _BINLOG_START, self.token)
@@ -346,11 +350,12 @@ class UserThreads:
             self._start_batch()
 
     def _margin(self, th: int):
-        first = [True]
+        first = True
 
         def on_wait(kind: str | None) -> None:
-            if first[0]:        # from the thread's arrival at log_free_check (up to step_s ago)
-                first[0] = False
+            nonlocal first
+            if first:           # from the thread's arrival at log_free_check (up to step_s ago)
+                first = False
                 self.state[th] = _MARGIN_STATE[kind]
             else:
                 self._account(th, self.env.now, _MARGIN_STATE[kind])

@@ -496,9 +496,7 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
 
 def _server_default_origin(key: str, v, given: dict) -> str:
     """Where a [server] setting left out gets its value (mirrors _apply_version)."""
-    if v.is_mariadb and key in ("innodb_buffer_pool_instances", "innodb_page_cleaners",
-                                "innodb_log_files_in_group", "innodb_thread_concurrency",
-                                "innodb_thread_sleep_delay", "innodb_adaptive_max_sleep_delay"):
+    if key in v.removed:                # MariaDB's ignored settings
         return f"{v.label}: fixed (one buffer pool, one page cleaner, one log file)"
     if key in v.absent:
         return f"not a {v.label} variable"

@@ -183,6 +183,7 @@ class Server:
         hw, wl, run = scn.hardware, scn.workload, scn.run
         root = np.random.SeedSequence(run.seed)
         rng_dev, rng_pages, rng_users = (np.random.default_rng(s) for s in root.spawn(3))
+        self.version = v = version_of(st.version)
         self.env = env = simpy.Environment()
         self.device = Device(env, checked.device_profile, rng_dev)
         n_files = hw.data_files[0]
@@ -193,7 +194,7 @@ class Server:
         self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters,
                          page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages,
                          native_aio=st.use_native_aio, write_io_threads=st.write_io_threads,
-                         dblwr_in_data_file=not st.file_per_table and version_of(st.version).doublewrite != "80")
+                         dblwr_in_data_file=not st.file_per_table and v.doublewrite != "80")
         pages_per_space = -(-self.n_pages // n_files)
         n_inst = st.buffer_pool_instances
         frames = max(1, st.buffer_pool_size_bytes // ps // n_inst)
@@ -205,7 +206,6 @@ class Server:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
             if self.fil.os_cache is not None:
                 self.fil.os_cache.preload(self.sampler.most_popular(self.fil.os_cache.capacity_pages).tolist())
-        self.version = v = version_of(st.version)
         self.log = LogState()
         self.batches = FlushBatches(env, n_inst, writes_hold_batch=not v.is_mariadb)
         self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
