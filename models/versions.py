@@ -56,6 +56,8 @@ class Version:
     flush_order_lag_bytes: int = 0      # 8.0 innodb_log_recent_closed_size (relaxed flush-list order)
     checksum_algorithms: tuple = MYSQL_ALGORITHMS   # innodb_checksum_algorithm values it accepts
     page_sizes: tuple = PAGE_SIZES      # innodb_page_size values it accepts
+    dedicated_server: str = ""          # innodb_dedicated_server's rules (models.dedicated_server): "80"
+    #                                     8.0.14-8.0.29, "8030" 8.0.30+, "84" 8.4; "" no such variable
 
     @property
     def margin_wait(self) -> str:
@@ -70,10 +72,13 @@ class Version:
 
 
 _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
-_ABSENT_56 = ("innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
+# innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
+_ABSENT_56 = ("innodb_dedicated_server", "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity",
+              "innodb_idle_flush_pct",
               "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
               "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
-_ABSENT_57 = ("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages") + _MARIADB_ONLY
+_ABSENT_57 = ("innodb_dedicated_server", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
+              "innodb_doublewrite_pages") + _MARIADB_ONLY
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
 # sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
 # and "What Is New in MySQL 8.0").
@@ -94,22 +99,22 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
             defaults=_DEFAULTS_57, absent=_ABSENT_57),
     Version("mysql-8.0", "MySQL 8.0.20-8.0.29", "MySQL 8.0.27 source", "80", "80", "80", "checkpointer", "80",
             0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity", "innodb_checksums") + _MARIADB_ONLY,
-            flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="80"),
     Version("mysql-8.0.30", "MySQL 8.0.30+", "MySQL 8.0.3x source (log0files_capacity.cc, log0chkp.cc)", "8030",
             "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030,
             absent=("innodb_checksums",) + _MARIADB_ONLY,
-            flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="8030"),
     Version("mysql-8.4", "MySQL 8.4 LTS", "MySQL 8.0.3x source with the 8.4 defaults", "8030", "80", "80",
             "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, absent=("innodb_checksums",) + _MARIADB_ONLY,
-            flush_order_lag_bytes=RECENT_CLOSED_BYTES),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="84"),
     Version("mariadb-10.11", "MariaDB 10.11", "MariaDB 10.11/11.x source; defaults measured on 10.11.19",
             "mariadb", "mariadb", "mariadb", "cleaner", "mariadb", 0.0,
             defaults={"innodb_log_file_size": 96 * M, "innodb_log_buffer_size": 16 * M,
                       "innodb_flush_method": "O_DIRECT", "innodb_max_dirty_pages_pct": 90,
                       "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True,
                       "innodb_checksum_algorithm": "full_crc32"},
-            absent=("innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
-                    "innodb_checksums", "binlog_group_commit_sync_delay",
+            absent=("innodb_dedicated_server", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
+                    "innodb_doublewrite_pages", "innodb_checksums", "binlog_group_commit_sync_delay",
                     "binlog_group_commit_sync_no_delay_count"),
             checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",

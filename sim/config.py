@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from models import dedicated_server
 from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
 from models.errors import InputError
@@ -64,6 +65,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                    choices=("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT",
                                             "O_DIRECT_NO_FSYNC"),
                                    doc="how data and log files are opened and flushed (5.6, Linux)"),
+        "innodb_dedicated_server": Key("innodb_dedicated_server", "bool", False,
+                                       doc="8.0+: size the buffer pool and redo log from hardware.memory (8.4: "
+                                           "the redo log from hardware.cpu_cores) and, in 8.0, use "
+                                           "O_DIRECT_NO_FSYNC, for what is left out (models/dedicated_server.py)"),
         "innodb_buffer_pool_size": Key("innodb_buffer_pool_size_bytes", "size", 128 << 20, 5 << 20, 1 << 42),
         "innodb_buffer_pool_instances": Key("innodb_buffer_pool_instances", "int", 8, 1, 64,
                                             doc="default 8 (8.4: from the pool size and cores; MariaDB: one pool)"),
@@ -150,6 +155,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "page_cache": Key("page_cache_bytes", "size", 0, 0, 1 << 44,
                           doc="OS page cache for buffered files: iobench's fsync mode, and oltp data files unless "
                               "innodb_flush_method is O_DIRECT or O_DIRECT_NO_FSYNC (0: every read misses)"),
+        "memory": Key("memory_bytes", "size", None, 16 << 20, 1 << 44,
+                      doc="the machine's memory as the server detects it (what innodb_dedicated_server "
+                          "sizes from; nothing else reads it)"),
         "cpu_cores": Key("cpu_cores", "int", 8, 1, 4096,
                          doc="cores the user threads run on (oltp); iobench: cores for copies out of the page cache"),
     },
@@ -272,6 +280,7 @@ class ServerConfig:
     version: str
     innodb_page_size_bytes: int
     innodb_flush_method: str
+    innodb_dedicated_server: bool
     innodb_buffer_pool_size_bytes: int
     innodb_buffer_pool_instances: int
     innodb_log_file_size_bytes: int
@@ -320,6 +329,7 @@ class HardwareConfig:
     mount_options: str
     data_files: tuple[int, ...]
     page_cache_bytes: int
+    memory_bytes: int | None
     cpu_cores: int
 
 
@@ -528,6 +538,8 @@ def _origins(doc: dict, values: dict, origin: dict, src: str) -> tuple[tuple[str
         for key in keys:
             if key in body:
                 where = origin.get((section, key), src)
+            elif (section, key) in origin:       # set by another setting (innodb_dedicated_server)
+                where = origin[(section, key)]
             elif section == "server":
                 where = _server_default_origin(key, v, body)
             elif section == "workload" and wl["kind"] == "oltp" and SCHEMA[section][key].attr in _PROFILE_KEYS:
@@ -579,6 +591,9 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
     if "innodb_io_capacity_max" not in given:
         srv["innodb_io_capacity_max"] = max(io_capacity_max_default(v, srv["innodb_io_capacity"]),
                                             srv["innodb_io_capacity"])
+    dedicated: list[str] = []
+    if srv["innodb_dedicated_server"]:
+        _dedicated_pool(given, srv, hw, v, origin, dedicated)
     if v.is_mariadb:
         srv["innodb_buffer_pool_instances"] = 1
         srv["innodb_page_cleaners"] = 1
@@ -587,6 +602,9 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
     elif "innodb_buffer_pool_instances" not in given:
         srv["innodb_buffer_pool_instances"] = buffer_pool_instances_default(
             v, srv["innodb_buffer_pool_size_bytes"], hw["cpu_cores"])
+    if srv["innodb_dedicated_server"]:
+        _dedicated_rest(given, srv, hw, v, origin, dedicated)
+        notes.append(f"{v.label}: innodb_dedicated_server " + "; ".join(dedicated))
     if v.name == "mysql-8.4" and "innodb_page_cleaners" not in given:
         srv["innodb_page_cleaners"] = srv["innodb_buffer_pool_instances"]
     if v.redo == "8030":
@@ -604,6 +622,92 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         for key in ("innodb_log_file_size", "innodb_log_files_in_group"):
             srv[SCHEMA["server"][key].attr] = SCHEMA["server"][key].default
     return notes
+
+
+def _dedicated_memory(given: dict, srv: dict, hw: dict, origin: dict, needed_for: str) -> int:
+    """hardware.memory, which innodb_dedicated_server needs for `needed_for`."""
+    if hw["memory_bytes"] is None:
+        raise InputError(origin[("server", "innodb_dedicated_server")], "server.innodb_dedicated_server",
+                         f"sizes {needed_for} from the machine's memory, which the scenario does not give",
+                         'set hardware.memory (e.g. "64G"), or give the settings it would choose')
+    return hw["memory_bytes"]
+
+
+def _dedicated_ignored(key: str, given: dict, srv: dict, out: list[str]) -> bool:
+    """True (and the server's warning) when `key` is given, so innodb_dedicated_server leaves it."""
+    if key not in given:
+        return False
+    spec = SCHEMA["server"][key]
+    value = srv[spec.attr]
+    text = format_size(value) if spec.kind == "size" else str(value)
+    out.append(f"is ignored for {key} because {key}={text} is specified explicitly (the server's warning)")
+    return True
+
+
+def _dedicated_pool(given: dict, srv: dict, hw: dict, v, origin: dict, out: list[str]) -> None:
+    """innodb_dedicated_server's buffer pool size (innodb_buffer_pool_size_init), before the
+    instance count is chosen from it."""
+    if _dedicated_ignored("innodb_buffer_pool_size", given, srv, out):
+        return
+    mem = _dedicated_memory(given, srv, hw, origin, "innodb_buffer_pool_size")
+    pool = dedicated_server.buffer_pool_bytes(mem)
+    if pool is None:
+        out.append(f"keeps innodb_buffer_pool_size at its default (hardware.memory {format_size(mem)} is "
+                   "under 1G)")
+        return
+    srv["innodb_buffer_pool_size_bytes"] = pool
+    origin[("server", "innodb_buffer_pool_size")] = f"innodb_dedicated_server (hardware.memory {format_size(mem)})"
+
+
+def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list[str]) -> None:
+    """innodb_dedicated_server after the instance count: the pool's alignment, the redo log and
+    (8.0) the flush method."""
+    mem = hw["memory_bytes"]
+    by_memory = f"innodb_dedicated_server (hardware.memory {format_size(mem)})" if mem else ""
+    if "innodb_buffer_pool_size" not in given and mem and dedicated_server.buffer_pool_bytes(mem):
+        pool = dedicated_server.aligned_pool_bytes(srv["innodb_buffer_pool_size_bytes"],
+                                                   srv["innodb_buffer_pool_instances"])
+        srv["innodb_buffer_pool_size_bytes"] = pool
+        factor = "0.5" if mem <= 4 * G else "0.75"
+        out.append(f"sets innodb_buffer_pool_size = {format_size(pool)} ({factor} x hardware.memory "
+                   f"{format_size(mem)}, rounded up to a multiple of 128M x {srv['innodb_buffer_pool_instances']} "
+                   "instances)")
+
+    def set_key(key: str, value, how: str, where: str) -> None:
+        srv[SCHEMA["server"][key].attr] = value
+        origin[("server", key)] = where
+        text = format_size(value) if SCHEMA["server"][key].kind == "size" else str(value)
+        out.append(f"sets {key} = {text}{how}")
+
+    pool_given = "innodb_buffer_pool_size" in given
+    if v.dedicated_server == "80":
+        keys = ("innodb_log_file_size", "innodb_log_files_in_group")
+        left = [k for k in keys if not _dedicated_ignored(k, given, srv, out)]
+        if left:
+            mem = _dedicated_memory(given, srv, hw, origin, " and ".join(left))
+            files = dedicated_server.log_files_80(mem, srv["innodb_buffer_pool_size_bytes"], pool_given)
+            if files is None:
+                out.append("keeps " + " and ".join(left) + " at their defaults (a pool under 1G)")
+            else:
+                for key, value in zip(keys, files):
+                    if key in left:
+                        set_key(key, value, " (from the pool size)", by_memory)
+    elif not any(_dedicated_ignored(k, given, srv, out) for k in
+                 ("innodb_redo_log_capacity", "innodb_log_file_size", "innodb_log_files_in_group")):
+        if v.dedicated_server == "84":
+            cap = dedicated_server.redo_capacity_84(hw["cpu_cores"])
+            set_key("innodb_redo_log_capacity", cap, f" (hardware.cpu_cores {hw['cpu_cores']} / 2 GB, at most 16G)",
+                    f"innodb_dedicated_server (hardware.cpu_cores {hw['cpu_cores']})")
+        else:
+            mem = _dedicated_memory(given, srv, hw, origin, "innodb_redo_log_capacity")
+            cap = dedicated_server.redo_capacity_8030(mem, pool_given)
+            if cap is None:
+                out.append(f"keeps innodb_redo_log_capacity at its default (hardware.memory {format_size(mem)} "
+                           "is under 2G)")
+            else:
+                set_key("innodb_redo_log_capacity", cap, " (from hardware.memory)", by_memory)
+    if v.dedicated_server in ("80", "8030") and not _dedicated_ignored("innodb_flush_method", given, srv, out):
+        set_key("innodb_flush_method", "O_DIRECT_NO_FSYNC", "", "innodb_dedicated_server")
 
 
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")

@@ -279,13 +279,6 @@ def settings_from_option_files(paths: list[str] | tuple[str, ...], version_name:
             if name[len("maximum_"):] in server_keys:
                 out.notes.append(f"{opt.where}: {opt.name} limits SET at run time; no effect on the simulation")
             continue
-        if name == "innodb_dedicated_server" and (polarity is not False) and (opt.value or "ON").upper() in _BOOL_TRUE:
-            out.notes.append(
-                f"{opt.where}: innodb_dedicated_server sizes innodb_buffer_pool_size and the redo log from "
-                "the machine at startup, and in 8.0 sets innodb_flush_method (MySQL manual, 'Enabling "
-                "Automatic InnoDB Configuration for a Dedicated MySQL Server'); innosim does not. Give those "
-                "settings, or read the running server's values with --server-vars")
-            continue
         if name not in server_keys:
             if name.startswith("innodb_"):
                 hint = get_close_matches(name, list(server_keys), n=1, cutoff=0.9)

@@ -119,6 +119,11 @@ def settings_from_variables(path: str, text_of: dict[str, str] | None = None) ->
         if key == "version" or key not in values or key in v.absent or key in v.removed:
             continue
         value = values[key]
+        if key == "innodb_dedicated_server":
+            if value.upper() in ("ON", "1", "TRUE"):
+                out.notes.append(f"{where[key]}: innodb_dedicated_server = ON: the pool, redo log and flush method "
+                                 "read here are the values it chose at startup, and are used as they are")
+            continue
         if key == "innodb_flush_method" and value == "":
             continue                      # 5.6/5.7 print an empty value for the default (fsync)
         if spec.kind == "int" and re.fullmatch(r"\d+\.\d+", value):

@@ -360,9 +360,22 @@ def test_include_directive_with_a_tab(tmp_path):
     assert scenario([f]).server.innodb_io_capacity == 650
 
 
-def test_dedicated_server_is_named(tmp_path):
-    f = cnf(tmp_path, "[mysqld]\ninnodb_dedicated_server = ON\n")
-    s = scenario([f], "mysql-8.0.30")
-    assert any("innodb_dedicated_server sizes innodb_buffer_pool_size" in n for n in s.notes)
+def test_dedicated_server_from_an_option_file_sizes_the_server(tmp_path):
+    f = cnf(tmp_path, "[mysqld]\ninnodb_dedicated_server\n")
+    s = scenario([f], "mysql-8.0.30", overrides=["hardware.memory=32G"])
+    assert s.server.innodb_dedicated_server is True
+    assert s.server.innodb_buffer_pool_size_bytes == 24 << 30
+    assert s.server.innodb_redo_log_capacity_bytes == 18 << 30      # round(0.5625 x 32) GB
+    assert s.server.innodb_flush_method == "O_DIRECT_NO_FSYNC"
     f = cnf(tmp_path, "[mysqld]\ninnodb_dedicated_server = OFF\n", "off.cnf")
-    assert not any("sizes innodb_buffer_pool_size" in n for n in scenario([f], "mysql-8.0.30").notes)
+    off = scenario([f], "mysql-8.0.30")
+    assert off.server.innodb_buffer_pool_size_bytes == 128 << 20
+    assert not any("innodb_dedicated_server" in n and "sets" in n for n in off.notes)
+
+
+def test_dedicated_server_in_an_option_file_of_5_7_stops_the_server(tmp_path):
+    f = cnf(tmp_path, "[mysqld]\ninnodb_dedicated_server = ON\n")
+    with pytest.raises(InputError, match="no such variable"):
+        scenario([f], "mysql-5.7")
+
+

@@ -2,7 +2,8 @@
 
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
-neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays, file-per-table, binary log), a device and filesystem, and a workload, then runs 2
+neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays,
+file-per-table, binary log, innodb_dedicated_server), a device and filesystem, and a workload, then runs 2
 simulated seconds (--duration) with the invariants checked every 100 ms and at the end
 (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page <= lsn, the
 checkpoint age within the redo capacity, the pool's counters against its pages). A combination a
@@ -91,6 +92,13 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
     if rng.random() < 0.3:
         server["log_bin"] = True
         server["sync_binlog"] = rng.choice((0, 1, 5))
+    if version.startswith("mysql-8") and rng.random() < 0.2:     # innodb_dedicated_server (drawn last)
+        server["innodb_dedicated_server"] = True
+        doc["hardware"]["memory"] = rng.choice(("700M", "2G", "3G", "6G"))
+        if rng.random() < 0.5:                                      # and let it choose what it sizes
+            for key in ("innodb_buffer_pool_size", "innodb_buffer_pool_instances", "innodb_log_file_size",
+                        "innodb_log_files_in_group", "innodb_redo_log_capacity", "innodb_flush_method"):
+                server.pop(key, None)
     return doc
 
 
