@@ -5,8 +5,7 @@ and sets what the user left out:
 
 * innodb_buffer_pool_size (all 8.x; innodb_buffer_pool_size_init, ha_innodb.cc, read in the 8.0
   source): unchanged below 1 GB of memory, memory x 0.5 up to 4 GB, memory x 0.75 above; then
-  buf_pool_size_align rounds it up to a multiple of innodb_buffer_pool_chunk_size (128M) x
-  innodb_buffer_pool_instances.
+  buf_pool_size_align rounds it up, as any pool size (models.versions).
 * innodb_log_file_size and innodb_log_files_in_group (8.0.14-8.0.29; innodb_log_file_size_init,
   ha_innodb.cc): from the pool size in whole GB (integer division; when the pool size is given,
   from the size it would have chosen, truncated): below 1 nothing; below 8 512M x round(GB)
@@ -28,7 +27,6 @@ import math
 
 MiB = 1 << 20
 GiB = 1 << 30
-CHUNK_BYTES = 128 * MiB                 # innodb_buffer_pool_chunk_size default
 REDO_CAPACITY_MAX_84_BYTES = 16 * GiB   # 8.4: "a maximum dynamic default value of 16 GB"
 
 
@@ -43,16 +41,6 @@ def buffer_pool_bytes(memory_bytes: int) -> int | None:
     if mem_gb < 1.0:
         return None
     return int(mem_gb * (0.5 if mem_gb <= 4.0 else 0.75) * GiB)
-
-
-def aligned_pool_bytes(pool_bytes: int, instances: int, chunk_bytes: int = CHUNK_BYTES) -> int:
-    """buf_pool_size_align after innodb_buffer_pool_size_init: the chunk shrinks to pool / instances
-    when chunk x instances exceeds the pool, then the pool rounds up to a multiple of chunk x
-    instances."""
-    if chunk_bytes * instances > pool_bytes:
-        chunk_bytes = -(-pool_bytes // instances)
-    unit = chunk_bytes * instances
-    return -(-pool_bytes // unit) * unit
 
 
 def log_files_80(memory_bytes: int, pool_bytes: int, pool_given: bool) -> tuple[int, int] | None:

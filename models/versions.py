@@ -70,10 +70,16 @@ class Version:
     def is_mariadb(self) -> bool:
         return self.name.startswith("mariadb")
 
+    @property
+    def pool_chunks(self) -> bool:
+        """The pool is made of innodb_buffer_pool_chunk_size chunks (MySQL 5.7.5+; MariaDB 10.11
+        keeps the variable as "Deprecated parameter with no effect", its --help)."""
+        return self.name != "mysql-5.6" and not self.is_mariadb
+
 
 _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
 # innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
-_ABSENT_56 = ("innodb_dedicated_server", "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity",
+_ABSENT_56 = ("innodb_dedicated_server", "innodb_buffer_pool_chunk_size", "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity",
               "innodb_idle_flush_pct",
               "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
               "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
@@ -112,7 +118,7 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
             defaults={"innodb_log_file_size": 96 * M, "innodb_log_buffer_size": 16 * M,
                       "innodb_flush_method": "O_DIRECT", "innodb_max_dirty_pages_pct": 90,
                       "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True,
-                      "innodb_checksum_algorithm": "full_crc32"},
+                      "innodb_checksum_algorithm": "full_crc32", "innodb_buffer_pool_chunk_size": 0},
             absent=("innodb_dedicated_server", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
                     "innodb_doublewrite_pages", "innodb_checksums", "binlog_group_commit_sync_delay",
                     "binlog_group_commit_sync_no_delay_count"),
@@ -137,7 +143,24 @@ def io_capacity_max_default(v: Version, io_capacity: int) -> int:
     return max(2000, 2 * io_capacity)
 
 
-BUFFER_POOL_CHUNK_BYTES = 128 * M
+BUFFER_POOL_CHUNK_BYTES = 128 * M       # innodb_buffer_pool_chunk_size default (MySQL 5.7.5+)
+BUF_POOL_SIZE_THRESHOLD = 1 << 30       # below 1 GiB the server runs one instance, whatever is set
+
+
+def startup_instances(pool_bytes: int, instances: int) -> int:
+    """The instances the server runs: one below 1 GiB (innobase_init / innodb_buffer_pool_size_init,
+    "Adjusting innodb_buffer_pool_instances from N to 1"), else as set."""
+    return 1 if pool_bytes < BUF_POOL_SIZE_THRESHOLD else instances
+
+
+def buf_pool_size_align(pool_bytes: int, instances: int, chunk_bytes: int = BUFFER_POOL_CHUNK_BYTES) -> int:
+    """innodb_buffer_pool_size as MySQL 5.7.5+ runs it: the chunk shrinks to pool / instances when
+    chunk x instances exceeds the pool, then the pool rounds up to a multiple of chunk x instances
+    (innobase_init / innodb_buffer_pool_size_init, buf_pool_size_align)."""
+    if chunk_bytes * instances > pool_bytes:
+        chunk_bytes = -(-pool_bytes // instances)
+    unit = chunk_bytes * instances
+    return -(-pool_bytes // unit) * unit
 
 
 def buffer_pool_instances_default(v: Version, pool_bytes: int, cpu_cores: int) -> int:

@@ -20,8 +20,8 @@ from models.errors import InputError
 from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
 from models.iobench import PATTERNS
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
-from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buffer_pool_instances_default, io_capacity_max_default,
-                             version as version_of)
+from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buf_pool_size_align, buffer_pool_instances_default,
+                             io_capacity_max_default, startup_instances, version as version_of)
 from sim.units import format_size, parse_duration_s, parse_size_bytes
 
 
@@ -70,6 +70,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                            "the redo log from hardware.cpu_cores) and, in 8.0, use "
                                            "O_DIRECT_NO_FSYNC, for what is left out (models/dedicated_server.py)"),
         "innodb_buffer_pool_size": Key("innodb_buffer_pool_size_bytes", "size", 128 << 20, 5 << 20, 1 << 42),
+        "innodb_buffer_pool_chunk_size": Key("innodb_buffer_pool_chunk_size_bytes", "size", 128 << 20, 0,
+                                             1 << 42, doc="5.7.5+: the pool is rounded up to a multiple of "
+                                                          "this x the instances (at least 1M; MariaDB: no "
+                                                          "effect, default 0)"),
         "innodb_buffer_pool_instances": Key("innodb_buffer_pool_instances", "int", 8, 1, 64,
                                             doc="default 8 (8.4: from the pool size and cores; MariaDB: one pool)"),
         "innodb_log_file_size": Key("innodb_log_file_size_bytes", "size", 48 << 20, 1 << 20, 512 * G),
@@ -282,6 +286,7 @@ class ServerConfig:
     innodb_flush_method: str
     innodb_dedicated_server: bool
     innodb_buffer_pool_size_bytes: int
+    innodb_buffer_pool_chunk_size_bytes: int
     innodb_buffer_pool_instances: int
     innodb_log_file_size_bytes: int
     innodb_log_files_in_group: int
@@ -510,6 +515,8 @@ def _server_default_origin(key: str, v, given: dict) -> str:
         return f"{v.label}: fixed (one buffer pool, one page cleaner, one log file)"
     if key in v.absent:
         return f"not a {v.label} variable"
+    if key == "innodb_buffer_pool_chunk_size" and not v.pool_chunks:
+        return f"no effect in {v.label}"
     if v.redo == "8030" and key in ("innodb_log_file_size", "innodb_log_files_in_group"):
         return f"not used by {v.label} (innodb_redo_log_capacity)"
     if v.redo == "8030" and key == "innodb_redo_log_capacity" and (
@@ -602,9 +609,11 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
     elif "innodb_buffer_pool_instances" not in given:
         srv["innodb_buffer_pool_instances"] = buffer_pool_instances_default(
             v, srv["innodb_buffer_pool_size_bytes"], hw["cpu_cores"])
+    aligned = _align_pool(given, srv, v, origin)
     if srv["innodb_dedicated_server"]:
         _dedicated_rest(given, srv, hw, v, origin, dedicated)
         notes.append(f"{v.label}: innodb_dedicated_server " + "; ".join(dedicated))
+    notes.extend(aligned)
     if v.name == "mysql-8.4" and "innodb_page_cleaners" not in given:
         srv["innodb_page_cleaners"] = srv["innodb_buffer_pool_instances"]
     if v.redo == "8030":
@@ -657,6 +666,38 @@ def _dedicated_pool(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
         return
     srv["innodb_buffer_pool_size_bytes"] = pool
     origin[("server", "innodb_buffer_pool_size")] = f"innodb_dedicated_server (hardware.memory {format_size(mem)})"
+    out.append(f"sets innodb_buffer_pool_size = {format_size(pool)} ({'0.5' if mem <= 4 * G else '0.75'} x "
+               f"hardware.memory {format_size(mem)})")
+
+
+def _align_pool(given: dict, srv: dict, v, origin: dict) -> list[str]:
+    """MySQL 5.7.5+ runs the pool rounded up to a multiple of innodb_buffer_pool_chunk_size x the
+    instances it runs (models.versions.buf_pool_size_align); the chunk size itself is a multiple
+    of 1M (its sysvar's block size). MariaDB 10.11 ignores the chunk size."""
+    notes = []
+    if not v.pool_chunks:
+        if v.is_mariadb and "innodb_buffer_pool_chunk_size" in given:
+            notes.append(f"{v.label}: innodb_buffer_pool_chunk_size is a deprecated parameter with no effect "
+                         "(its --help); ignored")
+        return notes
+    chunk = srv["innodb_buffer_pool_chunk_size_bytes"]
+    if chunk % (1 << 20) or chunk < (1 << 20):
+        srv["innodb_buffer_pool_chunk_size_bytes"] = fixed = max(1 << 20, chunk >> 20 << 20)
+        notes.append(f"{v.label}: innodb_buffer_pool_chunk_size {format_size(chunk)} adjusted to "
+                     f"{format_size(fixed)} (a multiple of 1M, at least 1M), as the server adjusts it")
+        chunk = fixed
+    pool = srv["innodb_buffer_pool_size_bytes"]
+    inst = startup_instances(pool, srv["innodb_buffer_pool_instances"])
+    aligned = buf_pool_size_align(pool, inst, chunk)
+    if aligned != pool:
+        srv["innodb_buffer_pool_size_bytes"] = aligned
+        key = ("server", "innodb_buffer_pool_size")
+        was = origin.get(key, f"{v.label} default")
+        origin[key] = f"{was}, rounded up to a multiple of {format_size(chunk)} x {inst} (buf_pool_size_align)"
+        notes.append(f"{v.label}: innodb_buffer_pool_size {format_size(pool)} runs as {format_size(aligned)}, "
+                     f"the next multiple of innodb_buffer_pool_chunk_size ({format_size(chunk)}) x "
+                     f"innodb_buffer_pool_instances ({inst}), as the server rounds it at startup")
+    return notes
 
 
 def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list[str]) -> None:
@@ -664,14 +705,6 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
     (8.0) the flush method."""
     mem = hw["memory_bytes"]
     by_memory = f"innodb_dedicated_server (hardware.memory {format_size(mem)})" if mem else ""
-    if "innodb_buffer_pool_size" not in given and mem and dedicated_server.buffer_pool_bytes(mem):
-        pool = dedicated_server.aligned_pool_bytes(srv["innodb_buffer_pool_size_bytes"],
-                                                   srv["innodb_buffer_pool_instances"])
-        srv["innodb_buffer_pool_size_bytes"] = pool
-        factor = "0.5" if mem <= 4 * G else "0.75"
-        out.append(f"sets innodb_buffer_pool_size = {format_size(pool)} ({factor} x hardware.memory "
-                   f"{format_size(mem)}, rounded up to a multiple of 128M x {srv['innodb_buffer_pool_instances']} "
-                   "instances)")
 
     def set_key(key: str, value, how: str, where: str) -> None:
         srv[SCHEMA["server"][key].attr] = value

@@ -31,9 +31,8 @@ from models.page_cleaner_mariadb import PageCleanerMariaDB
 from models.redo import RedoLimits, redo_limits
 from models.server import COUNTERS, Counters, ServerSettings
 from models.user_threads import UserThreads
-from models.versions import Version, version as version_of
+from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, version as version_of
 
-BUF_POOL_SIZE_THRESHOLD = 1 << 30        # 5.6 innobase_start_or_create_for_mysql: 1 instance below 1 GiB
 
 GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
           "Innodb_buffer_pool_pages_free", "device_queue_depth", "fs_lock_wait_s",

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from models import dedicated_server as ds
 from models.errors import InputError
+from models.versions import buf_pool_size_align, startup_instances
 from sim.config import scenario_from_dict, setting_value
 from sim.server_vars import settings_from_variables
 
@@ -39,10 +40,41 @@ def test_buffer_pool_from_memory():
 
 
 def test_pool_alignment_as_buf_pool_size_align():
-    assert ds.aligned_pool_bytes(1536 * M, 8) == 2 * G           # 128M x 8 = 1G steps
-    assert ds.aligned_pool_bytes(512 * M, 1) == 512 * M
-    assert ds.aligned_pool_bytes(100 * M, 1) == 100 * M           # the chunk shrinks to the pool
-    assert ds.aligned_pool_bytes(int(47.1 * G), 8) == 48 * G
+    assert buf_pool_size_align(1536 * M, 8) == 2 * G            # 128M x 8 = 1G steps
+    assert buf_pool_size_align(512 * M, 1) == 512 * M
+    assert buf_pool_size_align(100 * M, 1) == 100 * M            # the chunk shrinks to the pool
+    assert buf_pool_size_align(int(47.1 * G), 8) == 48 * G
+    assert buf_pool_size_align(4 * G, 8, 1 * G) == 4 * G         # 1G x 8 > 4G: chunks of 512M
+    assert buf_pool_size_align(700 * M, startup_instances(700 * M, 8)) == 768 * M
+
+
+@given(st.integers(5 * M, 1 << 40), st.integers(1, 64), st.integers(1, 4096))
+def test_aligned_pool_is_the_least_whole_number_of_chunk_rows(pool, inst, chunk_mb):
+    chunk = chunk_mb * M
+    out = buf_pool_size_align(pool, inst, chunk)
+    unit = out // inst if chunk * inst > pool else chunk * inst
+    assert out >= pool and out - pool < max(unit, inst) and out % inst == 0
+
+
+def pool_of(version, size, **server):
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    doc["server"] = dict(server, version=version, innodb_buffer_pool_size=size)
+    return scenario_from_dict(doc, "s.toml")
+
+
+def test_scenario_pool_runs_rounded_on_5_7_and_later_only():
+    s = pool_of("mysql-5.7", "1536M", innodb_buffer_pool_instances=8)
+    assert s.server.innodb_buffer_pool_size_bytes == 2 * G
+    assert any("1536M runs as 2G" in n for n in s.notes)
+    assert "rounded up to a multiple of 128M x 8" in dict(s.origins)["server.innodb_buffer_pool_size"]
+    assert pool_of("mysql-5.6", "1536M").server.innodb_buffer_pool_size_bytes == 1536 * M
+    assert pool_of("mariadb-10.11", "1500M").server.innodb_buffer_pool_size_bytes == 1500 * M
+    assert pool_of("mysql-8.0", "1536M", innodb_buffer_pool_chunk_size="64M").server.innodb_buffer_pool_size_bytes \
+        == 1536 * M
+    s = pool_of("mysql-8.0", "2G", innodb_buffer_pool_chunk_size="1500K")
+    assert s.server.innodb_buffer_pool_chunk_size_bytes == 1 * M
+    with pytest.raises(InputError, match="no such variable"):
+        pool_of("mysql-5.6", "1G", innodb_buffer_pool_chunk_size="64M")
 
 
 def test_log_files_80_from_the_pool_in_whole_gb():

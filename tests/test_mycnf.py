@@ -333,7 +333,7 @@ def test_live_example_my_cnf_resolves_as_the_server_did():
             reported = str(int(float(reported)))          # 10.000000 -> 10
         assert mine == reported, (key, mine, reported)
         compared += 1
-    assert compared == 24
+    assert compared == 25
     # The hand-written scenario's [server] is what the file gives.
     written = load_scenario(EXAMPLE / "scenario.toml")
     from_cnf = scenario_from_dict({**doc, "server": {"version": "mariadb-10.11"}}, "live.toml",
