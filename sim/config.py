@@ -243,6 +243,13 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             return value
         if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE", "1", "0"):
             return value.upper() in ("ON", "TRUE", "1")
+        if name.endswith("innodb_doublewrite") and isinstance(value, str):
+            # 8.0.30+ values, as the option-file reader takes them (sim.mycnf.convert_value).
+            if value.upper() == "DETECT_AND_RECOVER":
+                return True
+            if value.upper() == "DETECT_ONLY":
+                raise InputError(src, name, "DETECT_ONLY (doublewrite writes page identifiers only) is not "
+                                 "simulated", "ON, OFF or DETECT_AND_RECOVER")
         if isinstance(value, int) and value in (0, 1):
             # The server takes 0 and 1 for a boolean variable, so --set server.innodb_doublewrite=0
             # (parsed as the integer 0) and `innodb_doublewrite = 0` in a scenario mean OFF.

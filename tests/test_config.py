@@ -181,3 +181,13 @@ warehouses = 10
     m = scenario_from_dict({"server": {"version": "mariadb-10.11"}, "workload": {"kind": "oltp", "data_size": "1G"},
                             "hardware": {"device": "seed-12core-disks-2012"}}, "m.toml")
     assert dict(m.origins)["server.innodb_buffer_pool_instances"].startswith("MariaDB 10.11: fixed")
+
+
+def test_doublewrite_takes_the_8_0_30_values_as_option_files_do():
+    """DETECT_AND_RECOVER is ON (MySQL 8.0.30+ manual); DETECT_ONLY is refused as not simulated,
+    in a scenario or --set as in a my.cnf (sim.mycnf.convert_value)."""
+    doc = {"server": {"version": "mysql-8.0.30", "innodb_doublewrite": "DETECT_AND_RECOVER"},
+           "workload": {"kind": "oltp", "warehouses": 1}}
+    assert scenario_from_dict(doc, "s.toml").server.innodb_doublewrite is True
+    with pytest.raises(InputError, match="DETECT_ONLY .* is not simulated"):
+        scenario_from_dict(doc, "s.toml", overrides=["server.innodb_doublewrite=DETECT_ONLY"])
