@@ -6,7 +6,9 @@ log_free_check, then a transaction (buffer-pool accesses, reads of
 missing pages with buf_LRU_get_free_block when no frame is free, the transaction's mini-transactions
 advancing the LSN and dirtying pages, CPU on one of `cores`, a pass through a server-wide critical
 section, entered in the order the threads finish their CPU work), then commit per
-innodb_flush_log_at_trx_commit, then think time.
+innodb_flush_log_at_trx_commit, then think time. With `workload.rate` the load is an open loop
+instead (sysbench --rate): transactions arrive at exponential gaps, wait in a FIFO queue for an idle
+thread, and their latency counts from the arrival, so a stall shows as a queue and late commits.
 
 For speed the threads are not SimPy processes: their events (start, CPU start, commit request,
 commit, log flush start/end) sit in one heap that a SimPy process drains every `step_s` of
@@ -37,6 +39,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
+from collections import deque
 
 import numpy as np
 
@@ -55,7 +58,7 @@ STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wa
 
 # Event kinds.
 _START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
-    _BINLOG_DONE = range(11)
+    _BINLOG_DONE, _ARRIVAL = range(12)
 _MAX_FREE_ROUNDS = 1000
 _INTERVAL_BUFFER = 1 << 18
 
@@ -214,7 +217,7 @@ class BinlogWriter:
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
-                 step_s: float = 0.002, cpu_cv: float = 0.5) -> None:
+                 step_s: float = 0.002, cpu_cv: float = 0.5, rate_tps: float = 0.0) -> None:
         self.env = env
         self.n = n_users
         self.prof = profile
@@ -266,9 +269,20 @@ class UserThreads:
         self._u = Draws(lambda n: rng.random(n), prefill=True)
         self._cpu = Draws(lambda n: rng.lognormal(self._cpu_mu, self._cpu_sigma, n), prefill=True)
         self._think = Draws(lambda n: rng.exponential(1.0, n), prefill=True)
-        for th in range(n_users):
-            # Stagger the first transactions over one mean think time (or 10 ms).
-            self.push(self._u.next() * max(think_s, 0.01), _START, th)
+        # Open loop (workload.rate, as sysbench --rate): transactions arrive at exponential gaps
+        # and wait in a FIFO queue for an idle thread; latency runs from the arrival.
+        self.rate_tps = rate_tps
+        self.queue: deque[float] = deque()       # arrival times of transactions no thread has taken
+        self.idle: list[int] = []                 # threads with no transaction to run
+        self.arrivals = 0
+        if rate_tps > 0.0:
+            self._gap = Draws(lambda n: rng.exponential(1.0 / rate_tps, n), prefill=True)
+            self.idle = list(range(n_users - 1, -1, -1))
+            self.push(self._gap.next(), _ARRIVAL, -1)
+        else:
+            for th in range(n_users):
+                # Stagger the first transactions over one mean think time (or 10 ms).
+                self.push(self._u.next() * max(think_s, 0.01), _START, th)
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -343,6 +357,8 @@ class UserThreads:
                     self.binlog.done(t)
                 elif kind == _FLUSH_START:
                     self.writer.start(t)
+                elif kind == _ARRIVAL:
+                    self._arrival(t)
                 else:
                     self.writer.done(t, arg)
             if not self.pending:
@@ -559,11 +575,38 @@ class UserThreads:
         self.counters.add("commits")
         self.commit_t.append(t)
         self.latency_s.append(t - self.txn_start[th])
-        if self.think_s > 0.0:
+        if self.rate_tps > 0.0:
+            if self.queue:
+                self._take(th, self.queue.popleft(), t)
+            else:
+                self._account(th, t, THINK)
+                self.idle.append(th)
+        elif self.think_s > 0.0:
             self._account(th, t, THINK)
             self.push(t + self.think_s * self._think.next(), _START, th)
         else:
             self._arrive(th, t)
+
+    # -- open loop (workload.rate) ------------------------------------------------------------------
+
+    def _arrival(self, t: float) -> None:
+        """A transaction arrives: an idle thread takes it, else it queues."""
+        self.arrivals += 1
+        self.push(t + self._gap.next(), _ARRIVAL, -1)
+        if self.idle:
+            self._take(self.idle.pop(), t, t)
+        else:
+            self.queue.append(t)
+
+    def _take(self, th: int, arrived: float, t: float) -> None:
+        """Thread th starts the transaction that arrived at `arrived`: its latency counts from then."""
+        self.txn_start[th] = arrived
+        self.resumed[th] = True
+        self._arrive(th, t)
+
+    @property
+    def queued(self) -> int:
+        return len(self.queue)
 
     # -- innodb_thread_concurrency ----------------------------------------------------------------
 
@@ -585,7 +628,8 @@ class UserThreads:
             return
         if self.state[th] != CONC_WAIT:
             self._account(th, t, CONC_WAIT)
-            self.txn_start[th] = t
+            if not self.resumed[th]:               # an open-loop transaction keeps its arrival
+                self.txn_start[th] = t
         self.push(t + conc.sleep_s(), _ENTER, th)
 
     # -- buf_LRU_get_free_block -------------------------------------------------------------------

@@ -190,6 +190,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "serial_per_txn": Key("serial_s_per_txn", "duration", None, 0.0, 1.0,
                               doc="time per transaction inside server-wide latches"),
         "think_time": Key("think_s", "duration", 0.0, 0.0, 3600.0, doc="mean think time (exponential)"),
+        "rate": Key("rate_tps", "float", 0.0, 0.0, 1e7,
+                    doc="open loop: transactions offered per second (exponential gaps, as sysbench --rate), "
+                        "queueing for the users; 0: each user starts its next one after think_time"),
         "hot_data_pct": Key("hot_data_pct", "float", None, 0.001, 100.0),
         "hot_access_pct": Key("hot_access_pct", "float", None, 0.0, 100.0),
         "warm_start": Key("warm_start", "bool", True,
@@ -363,6 +366,7 @@ class WorkloadConfig:
     serial_s_per_txn: float
     binlog_bytes_per_txn: int
     think_s: float
+    rate_tps: float
     hot_data_pct: float
     hot_access_pct: float
     warm_start: bool
@@ -752,7 +756,7 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
 
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "pages_read_per_txn", "pages_modified_per_txn",
-             "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time",
+             "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
              "hot_data_pct", "hot_access_pct", "warm_start")
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
                  "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
@@ -799,6 +803,11 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
     def where(section: str, key: str) -> str:
         return origin.get((section, key), src)
 
+    wl = values["workload"]
+    if wl.get("rate_tps") and wl.get("think_s"):
+        raise InputError(where("workload", "rate"), "workload.rate",
+                         "an open loop (rate) has no think time: a user takes the next queued transaction",
+                         "rate or think_time, not both")
     if srv["innodb_io_capacity_max"] < srv["innodb_io_capacity"]:
         raise InputError(where("server", "innodb_io_capacity_max"), "server.innodb_io_capacity_max",
                          f"{srv['innodb_io_capacity_max']} is below innodb_io_capacity "

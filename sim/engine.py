@@ -37,7 +37,7 @@ from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, version as version
 GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
           "Innodb_buffer_pool_pages_free", "device_queue_depth", "fs_lock_wait_s",
           "buffer_flush_n_to_flush_requested", "buffer_flush_pct_for_lsn", "buffer_flush_avg_page_rate",
-          "threads_in_log_check_margins")
+          "threads_in_log_check_margins", "trx_queue")
 
 
 @dataclass
@@ -221,7 +221,8 @@ class Server:
         self.users = UserThreads(env, n_users=wl.users, cores=hw.cpu_cores, profile=self.profile,
                                  sampler=self.sampler, pool=self.pool, log=self.log, logsys=self.logsys,
                                  fil=self.fil, counters=self.counters, settings=st, rng=rng_users,
-                                 think_s=wl.think_s, tick_s=self.tick_s, n_ticks=self.n_ticks)
+                                 think_s=wl.think_s, tick_s=self.tick_s, n_ticks=self.n_ticks,
+                                 rate_tps=wl.rate_tps)
         self.users.free_block_sleep_s = v.free_block_sleep_s
         if v.cleaner == "56":
             self.cleaner = PageCleaner56(env, self.flusher, self.pool, self.log, self.counters, st, self.limits)
@@ -269,7 +270,7 @@ class Server:
                                   pool.dirty_pages(), pool.free_pages(), self.device.outstanding(env.now),
                                   self.fil.tally.lock_wait_s, g["buffer_flush_n_to_flush_requested"],
                                   g["buffer_flush_pct_for_lsn"], g["buffer_flush_avg_page_rate"],
-                                  self.logsys.in_margin)
+                                  self.logsys.in_margin, self.users.queued)
             if self.check_every_s and env.now >= next_check:
                 next_check += self.check_every_s
                 self.check_now()
@@ -310,6 +311,13 @@ class Server:
         lost = pool.unwritten_changes() if pool.written_newest is not None else 0
         if lost:
             out.append(f"{lost} pages lost a change (neither dirty nor written)")
+        u = self.users
+        if u.rate_tps > 0.0:
+            running = u.n - len(u.idle)
+            commits = self.counters.values["commits"]
+            if u.arrivals != commits + running + u.queued:
+                out.append(f"open loop: {u.arrivals} transactions arrived, {commits} committed, {running} "
+                           f"running, {u.queued} queued")
         return out + self._state_violations("end")
 
     def run(self, progress=None) -> EngineResult:

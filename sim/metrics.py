@@ -91,6 +91,7 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     fsw_last = fsw[last]
     cols["fs_lock_wait_s"] = np.diff(np.concatenate([[0.0], fsw_last]))
     cols["device_queue_depth"] = g[:, gi["device_queue_depth"]]
+    cols["trx_queue"] = g[:, gi["trx_queue"]]           # open loop: arrived, not yet taken by a user
     cols["buffer_flush_n_to_flush_requested"] = g[:, gi["buffer_flush_n_to_flush_requested"]]
     cols["buffer_flush_pct_for_lsn"] = g[:, gi["buffer_flush_pct_for_lsn"]]
     ts = result.thread_s[:, : n * step].reshape(len(STATE_NAMES), n, step).sum(axis=2) / dt
@@ -214,6 +215,9 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "innodb_thread_concurrency": result.settings.thread_concurrency,
         "innodb_queue_thread_s": float((mb[_STATE_COL["innodb queue"]] * result.tick_s).sum()),
         "innodb_queue_threads_mean": float(mb[_STATE_COL["innodb queue"]].mean()) if len(mb) else 0.0,
+        "offered_tps": scn.workload.rate_tps if scn.workload.kind == "oltp" else 0.0,
+        "trx_queue_mean": float(mb["trx_queue"].mean()) if len(mb) else 0.0,
+        "trx_queue_max": int(mb["trx_queue"].max()) if len(mb) else 0,
         "redo_capacity_bytes": result.redo_capacity_bytes,
         "limits_pct": {name: (None if getattr(result.limits, name) is None
                               else 100.0 * getattr(result.limits, name) / result.redo_capacity_bytes)

@@ -37,7 +37,7 @@ METRICS = (
     "checkpoint_age_max_pct",
     "pages_flushed_per_s_adaptive", "pages_flushed_per_s_background", "pages_flushed_per_s_sync",
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
-    "innodb_queue_threads_mean",
+    "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -55,6 +55,8 @@ METRIC_LABELS = {
     "pages_flushed_per_s_lru": "pages flushed/s, LRU", "pages_flushed_per_s_single_page":
     "pages flushed/s, single page", "pages_flushed_per_s_total": "pages flushed/s, total",
     "innodb_queue_threads_mean": "threads waiting to enter InnoDB (mean; innodb_thread_concurrency)",
+    "trx_queue_mean": "transactions queued for a user (mean; workload.rate)",
+    "trx_queue_max": "transactions queued for a user (max; workload.rate)",
 }
 
 
@@ -226,6 +228,7 @@ def metrics_row(s: dict) -> dict:
         **{f"pages_flushed_per_s_{k}": v for k, v in pf.items()},
         "pages_flushed_per_s_total": s["pages_flushed_per_s_total"],
         "innodb_queue_threads_mean": s.get("innodb_queue_threads_mean", 0.0),
+        "trx_queue_mean": s.get("trx_queue_mean", 0.0), "trx_queue_max": s.get("trx_queue_max", 0),
     }
 
 

@@ -2,7 +2,8 @@
 
 Inputs (issue 4, part 3):
 * sysbench 1.0 `--report-interval=N` output: `[ 10s ] thds: 16 tps: ... qps: ... (r/w/o: ...)
-  lat (ms,95%): ... err/s: ... reconn/s: ...` (per-interval figures, not cumulative);
+  lat (ms,95%): ... err/s: ... reconn/s: ...` (per-interval figures, not cumulative), and with
+  `--rate` the `[ 10s ] queue length: N, concurrency: M` line sysbench prints after each of them;
 * tpcc-mysql `tpcc_start -i N` output: `  10, trx: 7688, 95%: 37.412, 99%: 51.629, max_rt: 96.649,
   7691|83.015, 769|13.419, 769|91.254, 768|161.849` (new-order count and its 95/99/max latency in
   ms, then count|max of payment, order-status, delivery, stock-level; some forks add a phase);
@@ -145,11 +146,20 @@ _SB_LINE = re.compile(
     rf"err/s:?\s*(?P<err>{_NUM})\s+reconn/s:\s*(?P<reconn>{_NUM})")
 
 
+# With --rate, each report line is followed by the event queue's state (db_report_intermediate).
+_SB_QUEUE = re.compile(rf"^\[\s*(?P<t>{_NUM})s\s*\]\s+queue length:\s*(?P<q>\d+),\s*concurrency:\s*(?P<c>\d+)")
+
+
 def read_sysbench(text: str, src: str) -> Trace:
     rows = []
+    queue: dict[float, tuple[float, float]] = {}
     label = None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.startswith("["):
+            continue
+        q = _SB_QUEUE.match(line)
+        if q is not None:
+            queue[float(q["t"])] = (float(q["q"]), float(q["c"]))
             continue
         m = _SB_LINE.match(line)
         if m is None:
@@ -164,8 +174,13 @@ def read_sysbench(text: str, src: str) -> Trace:
     pct = label.rstrip("%")
     lat_col = f"latency_p{pct}_ms" if pct.replace(".", "").isdigit() else f"latency_{pct}_ms"
     interval = float(a[0, 0]) if len(a) == 1 else float(np.median(np.diff(a[:, 0])))
+    levels = {"threads": a[:, 1]}
+    if queue:
+        # --rate: transactions waiting for a thread, and threads running one, at each report.
+        levels["trx_queue"] = np.array([queue.get(t, (np.nan, np.nan))[0] for t in a[:, 0]])
+        levels["concurrency"] = np.array([queue.get(t, (np.nan, np.nan))[1] for t in a[:, 0]])
     frame = per_second(a[:, 0], {"tps": a[:, 2], "qps": a[:, 3], lat_col: a[:, 4], "errors_per_s": a[:, 5]},
-                       {"threads": a[:, 1]})
+                       levels)
     return Trace(src, "sysbench", frame, interval, _lacks(frame))
 
 

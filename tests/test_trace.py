@@ -85,6 +85,21 @@ def test_sysbench_ten_second_reports_fill_each_second():
     assert "latency_p99_ms" in tr.frame
 
 
+def test_sysbench_rate_output_gives_the_queue():
+    """sysbench --rate prints `queue length: N, concurrency: M` after each report line
+    (db_report_intermediate); the reader takes it as the trx_queue and concurrency columns."""
+    lines = []
+    for t, tps, q in ((1, 500.0, 0), (2, 120.0, 380), (3, 880.0, 0)):
+        lines.append(f"[ {t}s ] thds: 16 tps: {tps:.2f} qps: 1.00 (r/w/o: 1.00/0.00/0.00) lat (ms,95%): 9.00 "
+                     "err/s: 0.00 reconn/s: 0.00")
+        lines.append(f"[ {t}s ] queue length: {q}, concurrency: {16 if q else 3}")
+    tr = read_trace_bytes("\n".join(lines).encode(), "sb-rate.txt")
+    assert list(tr.frame["tps"]) == [500.0, 120.0, 880.0]
+    assert list(tr.frame["trx_queue"]) == [0.0, 380.0, 0.0]
+    assert list(tr.frame["concurrency"]) == [3.0, 16.0, 3.0]
+    assert "trx_queue" not in read_trace_bytes(SYSBENCH.encode(), "sb.txt").frame
+
+
 def test_tpcc_counts_every_transaction_type():
     tr = read_trace_bytes(TPCC.encode(), "tpcc.txt")
     assert tr.kind == "tpcc-mysql" and tr.interval_s == 10.0

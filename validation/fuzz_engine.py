@@ -3,10 +3,11 @@
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
 neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays,
-file-per-table, binary log, innodb_dedicated_server), a device and filesystem, and a workload, then runs 2
-simulated seconds (--duration) with the invariants checked every 100 ms and at the end
-(`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page <= lsn, the
-checkpoint age within the redo capacity, the pool's counters against its pages). A combination a
+file-per-table, binary log, innodb_dedicated_server), a device and filesystem, and a workload (closed
+or open loop), then runs 2 simulated seconds (--duration) with the invariants checked every 100 ms
+and at the end (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page
+<= lsn, the checkpoint age within the redo capacity, the pool's counters against its pages, and in
+an open loop every arrival committed, running or queued). A combination a
 version refuses (an InputError, as the CLI would print) is counted and skipped.
 
 Usage: python validation/fuzz_engine.py [--seed 1] [--runs 500] [--duration 2s] [--out DIR]
@@ -99,6 +100,8 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
             for key in ("innodb_buffer_pool_size", "innodb_buffer_pool_instances", "innodb_log_file_size",
                         "innodb_log_files_in_group", "innodb_redo_log_capacity", "innodb_flush_method"):
                 server.pop(key, None)
+    if rng.random() < 0.2:                                       # open loop (drawn last)
+        doc["workload"]["rate"] = rng.choice((100.0, 1000.0, 10000.0))
     return doc
 
 

@@ -42,6 +42,10 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     if s.get("innodb_thread_concurrency"):
         st.caption(f"innodb_thread_concurrency {s['innodb_thread_concurrency']}: on average "
                    f"{s['innodb_queue_threads_mean']:.1f} threads waiting to enter InnoDB.")
+    if s.get("offered_tps"):
+        st.caption(f"Open loop: {s['offered_tps']:,.0f} transactions/s offered; on average "
+                   f"{s['trx_queue_mean']:,.1f} waited for a user (at most {s['trx_queue_max']:,}), and their "
+                   "latency counts from their arrival, so a stall shows as a queue and a latency spike.")
     label = RESOLUTIONS[resolution]
     if label not in frames:
         st.warning(f"the run is shorter than {resolution}: showing 1 s intervals")
