@@ -79,10 +79,9 @@ class Version:
 
 _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
 # innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
-_ABSENT_56 = ("innodb_dedicated_server", "innodb_buffer_pool_chunk_size", "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity",
-              "innodb_idle_flush_pct",
-              "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
-              "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
+_ABSENT_56 = ("innodb_dedicated_server", "innodb_buffer_pool_chunk_size", "innodb_page_cleaners",
+              "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
+              "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
 _ABSENT_57 = ("innodb_dedicated_server", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
               "innodb_doublewrite_pages") + _MARIADB_ONLY
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).

@@ -644,7 +644,7 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
     return notes
 
 
-def _dedicated_memory(given: dict, srv: dict, hw: dict, origin: dict, needed_for: str) -> int:
+def _dedicated_memory(hw: dict, origin: dict, needed_for: str) -> int:
     """hardware.memory, which innodb_dedicated_server needs for `needed_for`."""
     if hw["memory_bytes"] is None:
         raise InputError(origin[("server", "innodb_dedicated_server")], "server.innodb_dedicated_server",
@@ -669,7 +669,7 @@ def _dedicated_pool(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
     instance count is chosen from it."""
     if _dedicated_ignored("innodb_buffer_pool_size", given, srv, out):
         return
-    mem = _dedicated_memory(given, srv, hw, origin, "innodb_buffer_pool_size")
+    mem = _dedicated_memory(hw, origin, "innodb_buffer_pool_size")
     pool = dedicated_server.buffer_pool_bytes(mem)
     if pool is None:
         out.append(f"keeps innodb_buffer_pool_size at its default (hardware.memory {format_size(mem)} is "
@@ -712,8 +712,8 @@ def _align_pool(given: dict, srv: dict, v, origin: dict) -> list[str]:
 
 
 def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list[str]) -> None:
-    """innodb_dedicated_server after the instance count: the pool's alignment, the redo log and
-    (8.0) the flush method."""
+    """innodb_dedicated_server after the pool is sized and aligned: the redo log and (8.0) the
+    flush method."""
     mem = hw["memory_bytes"]
     by_memory = f"innodb_dedicated_server (hardware.memory {format_size(mem)})" if mem else ""
 
@@ -728,7 +728,7 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
         keys = ("innodb_log_file_size", "innodb_log_files_in_group")
         left = [k for k in keys if not _dedicated_ignored(k, given, srv, out)]
         if left:
-            mem = _dedicated_memory(given, srv, hw, origin, " and ".join(left))
+            mem = _dedicated_memory(hw, origin, " and ".join(left))
             files = dedicated_server.log_files_80(mem, srv["innodb_buffer_pool_size_bytes"], pool_given)
             if files is None:
                 out.append("keeps " + " and ".join(left) + " at their defaults (a pool under 1G)")
@@ -743,7 +743,7 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
             set_key("innodb_redo_log_capacity", cap, f" (hardware.cpu_cores {hw['cpu_cores']} / 2 GB, at most 16G)",
                     f"innodb_dedicated_server (hardware.cpu_cores {hw['cpu_cores']})")
         else:
-            mem = _dedicated_memory(given, srv, hw, origin, "innodb_redo_log_capacity")
+            mem = _dedicated_memory(hw, origin, "innodb_redo_log_capacity")
             cap = dedicated_server.redo_capacity_8030(mem, pool_given)
             if cap is None:
                 out.append(f"keeps innodb_redo_log_capacity at its default (hardware.memory {format_size(mem)} "

@@ -152,6 +152,14 @@ def latency_figure(df):
     return _finish(fig, ax, "transaction latency (ms)")
 
 
+def queue_figure(df):
+    """Open loop: transactions waiting for a user at each interval's end (workload.rate)."""
+    fig, ax = plt.subplots(figsize=(10, 3.0))
+    ax.plot(df["time_s"], df["trx_queue"], drawstyle="steps-pre", color="tab:purple")
+    ax.set_ylim(bottom=0)
+    return _finish(fig, ax, "transactions queued", legend=None)
+
+
 def pages_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.2))
     ax.plot(df["time_s"], df["Innodb_buffer_pool_pages_dirty"], label="Innodb_buffer_pool_pages_dirty")

@@ -388,6 +388,18 @@ def test_learn_walks_render_their_simulations():
     assert mins["60s"] > mins["1s"]
 
 
+def test_learn_open_loop_step_shows_the_queue():
+    at = AppTest.from_function(_learn, default_timeout=240).run()
+    at.selectbox(key="learn-walk").set_value("Micro-stalls hidden by averaging").run()
+    radio = at.radio(key="learn-step-Micro-stalls hidden by averaging")
+    radio.set_value(radio.options[4]).run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    # 2,500/s offered on the default scenario: served, but sync-flush pauses queue the arrivals.
+    assert int(metrics["queue max"].replace(",", "")) > 100
+    assert len(at.get("image")) == 2
+
+
 def test_learn_versions_walk_runs_each_version():
     at = AppTest.from_function(_learn, default_timeout=240).run()
     at.selectbox(key="learn-walk").set_value("One load on each server version").run()

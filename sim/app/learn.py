@@ -15,7 +15,8 @@ from sim.app.iobench_page import run_grid
 from sim.app.settings import apply, load_shipped
 from sim.app.widgets import figure_block, run_with_progress
 from sim.metrics import stalls
-from sim.plots import checkpoint_figure, flushing_figure, latency_figure, plt, resolutions_figure, sync_waits_figure, tps_figure
+from sim.plots import (checkpoint_figure, flushing_figure, latency_figure, plt, queue_figure, resolutions_figure,
+                       sync_waits_figure, tps_figure)
 
 SEED_IO = "seed 000, first post (IObench on a Fusion-io card, Oracle Linux 6.2, 2012)"
 SEED_BP = "seed 000, second post (DBT2, MySQL 5.6, 12 cores)"
@@ -250,6 +251,14 @@ At 1 s the same run falls to the floor. The seed's 1 s throughput scattered over
 A commenter on the seed asked for finer still: for busy systems a 100 ms stall already backs up
 thousands of queries ({SEED_TPCC}, comments). At 100 ms the stalls inside a "good" second show.""",
          {"show": ["1s", "100ms"]}),
+    Step("When the clients do not wait", f"""
+So far each of the 40 users waited for its commit before sending the next transaction (a closed
+loop). A stall then only slows the clients down. An application's requests keep coming, though:
+the commenter's backlog ({SEED_TPCC}, comments). Here the transactions arrive at the offered
+rate whatever the server does, as `sysbench --rate` sends them (`workload.rate`). Each waits for
+a free user, and its latency counts from its arrival. Below the closed loop's average the server
+keeps up, yet every pause now queues the arrivals behind it. Compare the p99 latency at 1,500
+and 2,500 transactions/s, and watch the queue at 3,000.""", {"rate": 2500}),
 )
 
 
@@ -268,8 +277,33 @@ def averaging_table(frames: dict, threshold_pct: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _open_loop(p: dict, k: str) -> None:
+    """The averaging walk's last step: the same load offered at a fixed rate (workload.rate)."""
+    c1, c2 = st.columns(2)
+    rates = [1500, 2000, 2500, 3000]
+    rate = _preset_box(c1, "workload.rate (transactions/s offered)", rates, p["rate"], f"{k}-rate")
+    log = c2.selectbox("innodb_log_file_size (2 files)", ["256M", "512M", "1G"], key=f"{k}-log")
+    try:
+        out = _oltp_run({"innodb_log_file_size": log}, "60s", more=(f"workload.rate={rate}",))
+    except InputError as err:
+        st.error(str(err))
+        return
+    s, sec = out["summary"], out["frames"]["1s"]
+    _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
+                 ("latency p99", f"{s['latency_ms']['p99']:,.1f} ms"),
+                 ("queue max", f"{s['trx_queue_max']:,}"),
+                 ("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")])
+    figure_block("Latency per second, from each transaction's arrival", latency_figure(sec),
+                 sec[["time_s", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms"]], f"learn-open-lat-{k}")
+    figure_block("Transactions waiting for a user", queue_figure(sec), sec[["time_s", "trx_queue"]],
+                 f"learn-open-queue-{k}")
+
+
 def _avg_walk(step: int, k: str) -> None:
     p = AVG_STEPS[step].preset
+    if "rate" in p:
+        _open_loop(p, k)
+        return
     c1, c2 = st.columns(2)
     show = c1.multiselect("resolutions drawn", ["60s", "10s", "1s", "100ms"], default=p["show"], key=f"{k}-show")
     log = c2.selectbox("innodb_log_file_size (2 files)", ["256M", "512M", "1G"], key=f"{k}-log")
