@@ -266,6 +266,10 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
             obj.cache.clear()
     notes = [f"{k} = {_literal(k, v)} from the trace's counters (not fitted)" for k, v in fixed.items()]
     notes += [f"{SERIES[c]} was zero or missing after the warm-up: not fitted" for c in obj.idle]
+    if "trx_queue" in trace.frame and not base.workload.rate_tps:
+        notes.append("the trace was taken with sysbench --rate (it reports a queue), but the scenario has no "
+                     "workload.rate: its users run a closed loop, unlike the measured clients. Set "
+                     "workload.rate to the --rate value")
     starts = [np.array(x0)]
     key = "workload.cpu_per_txn"
     bound = cpu_start_s(trace, base, warmup_s) if multistart and key in names else None

@@ -140,3 +140,25 @@ def test_the_measured_servers_variables_go_into_the_fitted_scenario(tmp_path):
     r = _cli("calibrate", "trace", str(ex / "sysbench.txt"), "--scenario", str(scn), "--server-vars",
              str(tmp_path / "none.tsv"))
     assert r.returncode == 2 and "none.tsv" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_rate_limited_trace_asks_for_workload_rate():
+    """A sysbench --rate trace (its queue lines) fitted with a closed-loop scenario gets a note;
+    the same scenario with workload.rate does not."""
+    from sim.config import read_scenario_doc
+
+    lines = []
+    for t in range(1, 9):
+        lines.append(f"[ {t}s ] thds: 40 tps: 3000.00 qps: 60000.00 (r/w/o: 42000.00/12000.00/6000.00) "
+                     "lat (ms,95%): 9.00 err/s: 0.00 reconn/s: 0.00")
+        lines.append(f"[ {t}s ] queue length: 0, concurrency: 20")
+    trace = read_trace_bytes("\n".join(lines).encode(), "sb-rate.txt")
+    doc = read_scenario_doc(Path(DEFAULT))
+    needle = "taken with sysbench --rate"
+    res = fit_trace(doc, DEFAULT, trace, parse_fit(["workload.cpu_per_txn"]), warmup_s=2.0, duration_s=8.0,
+                    max_evals=2, workers=1)
+    assert any(needle in n for n in res.notes)
+    doc["workload"]["rate"] = 3000.0
+    res = fit_trace(doc, DEFAULT, trace, parse_fit(["workload.cpu_per_txn"]), warmup_s=2.0, duration_s=8.0,
+                    max_evals=2, workers=1)
+    assert not any(needle in n for n in res.notes)
