@@ -75,3 +75,13 @@ def test_every_arrival_commits_runs_or_waits(version, rate, users, conc, binlog,
     assert_engine_invariants(srv, res)
     u = srv.users
     assert u.arrivals == srv.counters.values["commits"] + (u.n - len(u.idle)) + u.queued
+
+
+def test_a_queue_sysbench_could_not_hold_is_named():
+    from sim.run_output import SYSBENCH_MAX_QUEUE, summary_text
+
+    srv, res = run_checked(small_doc(workload__rate=100000.0, run__duration="2s"), every=0.5)
+    s = summary(res)
+    assert s["trx_queue_max"] >= SYSBENCH_MAX_QUEUE
+    assert "sysbench --rate would have stopped" in summary_text(s)
+    assert "would have stopped" not in summary_text(summary(run_checked(small_doc(workload__rate=100.0))[1]))
