@@ -101,6 +101,17 @@ def test_what_if_names_the_binary_log_and_the_innodb_queue():
     assert "innodb_thread_concurrency 8: on average" in captions
 
 
+def test_what_if_open_loop_shows_its_queue():
+    at = AppTest.from_function(_whatif, default_timeout=180).run()
+    _set(at, "duration", "5s")
+    _set(at, "rate", "3000")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert "Open loop: 3,000 transactions/s offered" in " ".join(c.value for c in at.caption)
+    assert len(at.get("image")) == 8              # the seven figures and the queue
+    assert any("Transactions waiting for a user" in m.value for m in at.markdown)
+
+
 def test_what_if_bad_setting_shows_the_error():
     at = AppTest.from_function(_whatif, default_timeout=60).run()
     _set(at, "innodb_io_capacity_max", "50")

@@ -9,8 +9,8 @@ from models.versions import version as version_of
 from sim.app.settings import apply, form_texts, overrides_from
 from sim.app.widgets import choose_scenario, figure_block, pasted_server_inputs, run_with_progress, settings_form
 from sim.metrics import stalls
-from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, sync_waits_figure,
-                       tps_figure)
+from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, queue_figure,
+                       sync_waits_figure, tps_figure)
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s", "60 s": "60s"}
 
@@ -65,6 +65,9 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     figure_block("Latency percentiles", latency_figure(df), df[["time_s", "latency_p50_ms", "latency_p95_ms",
                                                                 "latency_p99_ms", "latency_max_ms"]],
                  f"{key}-latency-{label}")
+    if s.get("offered_tps"):
+        figure_block(f"Transactions waiting for a user ({resolution}; open loop)", queue_figure(df),
+                     df[["time_s", "trx_queue"]], f"{key}-queue-{label}")
     figure_block("Checkpoint age against the version's limits (1 s)", checkpoint_figure(sec, s.get("limit_names")),
                  sec[["time_s", "checkpoint_age_pct", "modified_age_pct", "log_max_modified_age_async_pct",
                       "log_max_modified_age_sync_pct", "log_max_checkpoint_age_async_pct",
