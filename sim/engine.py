@@ -31,7 +31,7 @@ from models.page_cleaner_mariadb import PageCleanerMariaDB
 from models.redo import RedoLimits, redo_limits
 from models.server import COUNTERS, Counters, ServerSettings
 from models.user_threads import UserThreads
-from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, version as version_of
+from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, startup_instances, version as version_of
 
 
 GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
@@ -73,12 +73,11 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
     s = scn.server
     v = version_of(s.version)
     warnings = list(getattr(scn, "notes", ()))
-    inst = s.innodb_buffer_pool_instances
-    if s.innodb_buffer_pool_size_bytes < BUF_POOL_SIZE_THRESHOLD and inst > 1:
-        warnings.append(f"Adjusting innodb_buffer_pool_instances from {inst} to 1 since "
-                        f"innodb_buffer_pool_size is less than {BUF_POOL_SIZE_THRESHOLD >> 20} MiB "
+    inst = startup_instances(s.innodb_buffer_pool_size_bytes, s.innodb_buffer_pool_instances)
+    if inst != s.innodb_buffer_pool_instances:
+        warnings.append(f"Adjusting innodb_buffer_pool_instances from {s.innodb_buffer_pool_instances} to 1 "
+                        f"since innodb_buffer_pool_size is less than {BUF_POOL_SIZE_THRESHOLD >> 20} MiB "
                         f"(the {v.label} server does the same at startup)")
-        inst = 1
     neighbors = s.innodb_flush_neighbors
     if v.is_mariadb and neighbors and not profile.rotational:
         # MariaDB 10.5+ buf_flush_try_neighbors: neighbours only when space->is_rotational()

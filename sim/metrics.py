@@ -215,7 +215,7 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "innodb_thread_concurrency": result.settings.thread_concurrency,
         "innodb_queue_thread_s": float((mb[_STATE_COL["innodb queue"]] * result.tick_s).sum()),
         "innodb_queue_threads_mean": float(mb[_STATE_COL["innodb queue"]].mean()) if len(mb) else 0.0,
-        "offered_tps": scn.workload.rate_tps if scn.workload.kind == "oltp" else 0.0,
+        "offered_tps": scn.workload.rate_tps,
         "trx_queue_mean": float(mb["trx_queue"].mean()) if len(mb) else 0.0,
         "trx_queue_max": int(mb["trx_queue"].max()) if len(mb) else 0,
         "redo_capacity_bytes": result.redo_capacity_bytes,

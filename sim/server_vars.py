@@ -120,7 +120,7 @@ def settings_from_variables(path: str, text_of: dict[str, str] | None = None) ->
             continue
         value = values[key]
         if key == "innodb_dedicated_server":
-            if value.upper() in ("ON", "1", "TRUE"):
+            if convert_value(key, spec, value, None, Option(key, value, path, line[key])):
                 out.notes.append(f"{where[key]}: innodb_dedicated_server = ON: the pool, redo log and flush method "
                                  "read here are the values it chose at startup, and are used as they are")
             continue

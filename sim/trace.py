@@ -177,8 +177,8 @@ def read_sysbench(text: str, src: str) -> Trace:
     levels = {"threads": a[:, 1]}
     if queue:
         # --rate: transactions waiting for a thread, and threads running one, at each report.
-        levels["trx_queue"] = np.array([queue.get(t, (np.nan, np.nan))[0] for t in a[:, 0]])
-        levels["concurrency"] = np.array([queue.get(t, (np.nan, np.nan))[1] for t in a[:, 0]])
+        qc = np.array([queue.get(t, (np.nan, np.nan)) for t in a[:, 0]])
+        levels["trx_queue"], levels["concurrency"] = qc[:, 0], qc[:, 1]
     frame = per_second(a[:, 0], {"tps": a[:, 2], "qps": a[:, 3], lat_col: a[:, 4], "errors_per_s": a[:, 5]},
                        levels)
     return Trace(src, "sysbench", frame, interval, _lacks(frame))

@@ -59,6 +59,15 @@ def _set_all(at, label, value):
             box.set_value(value)
 
 
+def _what_if_click(settings: dict, timeout: int = 180):
+    """The What-if page with `settings` typed into the form (in order) and Run pressed."""
+    at = AppTest.from_function(_whatif, default_timeout=timeout).run()
+    for label, value in settings.items():
+        _set(at, label, value)
+    at.button[0].click().run()
+    return at
+
+
 def test_app_opens_on_the_what_if_page():
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
@@ -89,12 +98,7 @@ def test_what_if_runs_a_scenario_and_shows_figures_numbers_and_stalls():
 
 
 def test_what_if_names_the_binary_log_and_the_innodb_queue():
-    at = AppTest.from_function(_whatif, default_timeout=180).run()
-    _set(at, "duration", "5s")
-    _set(at, "log_bin", "true")
-    _set(at, "sync_binlog", "1")
-    _set(at, "innodb_thread_concurrency", "8")
-    at.button[0].click().run()
+    at = _what_if_click({"duration": "5s", "log_bin": "true", "sync_binlog": "1", "innodb_thread_concurrency": "8"})
     assert not at.exception, at.exception
     captions = " ".join(c.value for c in at.caption)
     assert "Binary log on (sync_binlog 1)" in captions
@@ -102,10 +106,7 @@ def test_what_if_names_the_binary_log_and_the_innodb_queue():
 
 
 def test_what_if_open_loop_shows_its_queue():
-    at = AppTest.from_function(_whatif, default_timeout=180).run()
-    _set(at, "duration", "5s")
-    _set(at, "rate", "3000")
-    at.button[0].click().run()
+    at = _what_if_click({"duration": "5s", "rate": "3000"})
     assert not at.exception, at.exception
     assert "Open loop: 3,000 transactions/s offered" in " ".join(c.value for c in at.caption)
     assert len(at.get("image")) == 8              # the seven figures and the queue
@@ -113,19 +114,14 @@ def test_what_if_open_loop_shows_its_queue():
 
 
 def test_what_if_bad_setting_shows_the_error():
-    at = AppTest.from_function(_whatif, default_timeout=60).run()
-    _set(at, "innodb_io_capacity_max", "50")
-    at.button[0].click().run()
+    at = _what_if_click({"innodb_io_capacity_max": "50"}, timeout=60)
     assert not at.exception
     assert at.error and "innodb_io_capacity_max" in at.error[0].value
     assert not at.metric
 
 
 def test_what_if_refused_setting_shows_the_servers_reason():
-    at = AppTest.from_function(_whatif, default_timeout=60).run()
-    _set(at, "innodb_log_file_size", "1M")
-    _set(at, "innodb_thread_concurrency", "100")
-    at.button[0].click().run()
+    at = _what_if_click({"innodb_log_file_size": "1M", "innodb_thread_concurrency": "100"}, timeout=60)
     assert not at.exception
     assert at.error and "log_calc_max_ages" in at.error[0].value
 
@@ -481,10 +477,7 @@ def test_calibrate_page_trace_errors_show_the_message():
 # -- server versions ------------------------------------------------------------------------------
 
 def test_what_if_runs_another_version_and_names_its_limits():
-    at = AppTest.from_function(_whatif, default_timeout=180).run()
-    _set(at, "duration", "15s")
-    _set(at, "version", "mysql-8.0.30")
-    at.button[0].click().run()
+    at = _what_if_click({"duration": "15s", "version": "mysql-8.0.30"})
     assert not at.exception, at.exception
     assert any("MySQL 8.0.30+" in c.value and "free check capacity" in c.value for c in at.caption)
     # The 5.6 log settings are mapped, with the server's deprecation message.

@@ -283,10 +283,8 @@ def _open_loop(p: dict, k: str) -> None:
     rates = [1500, 2000, 2500, 3000]
     rate = _preset_box(c1, "workload.rate (transactions/s offered)", rates, p["rate"], f"{k}-rate")
     log = c2.selectbox("innodb_log_file_size (2 files)", ["256M", "512M", "1G"], key=f"{k}-log")
-    try:
-        out = _oltp_run({"innodb_log_file_size": log}, "60s", more=(f"workload.rate={rate}",))
-    except InputError as err:
-        st.error(str(err))
+    out = _oltp_shown({"innodb_log_file_size": log}, "60s", more=(f"workload.rate={rate}",))
+    if out is None:
         return
     s, sec = out["summary"], out["frames"]["1s"]
     _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
@@ -307,10 +305,8 @@ def _avg_walk(step: int, k: str) -> None:
     c1, c2 = st.columns(2)
     show = c1.multiselect("resolutions drawn", ["60s", "10s", "1s", "100ms"], default=p["show"], key=f"{k}-show")
     log = c2.selectbox("innodb_log_file_size (2 files)", ["256M", "512M", "1G"], key=f"{k}-log")
-    try:
-        out = _oltp_run({"innodb_log_file_size": log}, "60s")
-    except InputError as err:
-        st.error(str(err))
+    out = _oltp_shown({"innodb_log_file_size": log}, "60s")
+    if out is None:
         return
     frames = out["frames"]
     figure_block("The same run at several averaging intervals", resolutions_figure(frames, show),
