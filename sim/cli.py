@@ -225,7 +225,9 @@ def _cmd_sweep(args) -> int:
     cols = keys + (["runs", "tps_mean_mean", "tps_mean_ci95", "stalls_1s_s_mean", "latency_p99_ms_mean"]
                    if ci is not None else ["seed", "tps_mean", "stalls_1s_s", "latency_p99_ms"])
     with pd_display():
-        print(view[cols].to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
+        # The swept settings keep their significant digits (cpu_per_txn is 0.0022 s, not 0.0).
+        as_set = {k: (lambda v: f"{v:.6g}" if isinstance(v, float) else str(v)) for k in keys}
+        print(view[cols].to_string(index=False, float_format=lambda v: f"{v:,.1f}", formatters=as_set))
     print(f"{len(points)} runs in {time.perf_counter() - t0:.1f} s; wrote " + ", ".join(str(p) for p in paths),
           file=sys.stderr)
     return 0

@@ -195,3 +195,12 @@ def test_bad_input_is_one_line_and_exit_2_and_keeps_the_old_output(tiny, tmp_pat
 def test_an_iobench_scenario_is_refused(tmp_path):
     with pytest.raises(InputError, match="cannot be swept"):
         sweep.expand({"workload": {"kind": "iobench"}}, "i.toml", "i", sweep.SweepSpec(), [])
+
+
+def test_the_printed_table_keeps_small_swept_values(tiny, tmp_path, capsys):
+    """A swept time in seconds (cpu_per_txn 2.2 ms = 0.0022) is printed as set, not rounded to 0.0."""
+    args = ["sweep", str(tiny), "--grid", "workload.cpu_per_txn=2.2ms,2.3ms", "-o", str(tmp_path / "c.parquet"),
+            "--no-cache", "--workers", "1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "0.0022" in out and "0.0023" in out
