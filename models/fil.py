@@ -28,6 +28,13 @@
   flight, FIFO, and each holds ext4 2012's i_mutex to completion. Simplified: the handler threads
   do not merge adjacent pages into one write. The doublewrite blocks are synchronous writes of the
   flushing thread either way (buf_dblwr_flush_buffered_writes).
+* fsync and the journal: a write that moves a file's timestamp to a new kernel tick leaves its inode
+  for the journal, so the file's next fsync() waits for a commit (models.filesystem); fdatasync()
+  does not (`datasync`: innodb_use_fdatasync, MySQL 8.0.26+, WL#14452, os_file_fsync_posix; MariaDB
+  10.5+ always, os_file_sync_posix). That holds for the redo log too: log_write_up_to writes it
+  through the page cache, then fil_flush fsyncs it (or, with O_DSYNC, MySQL opens it O_SYNC:
+  os_file_create, "we map O_DSYNC to O_SYNC", so each write syncs as fsync() does). The computed
+  paths keep each file's tick here and take the commit from Journal.commit_done_s.
 * Block-layer merging (device profile `merge_adjacent_writes`): the page writes of one doublewrite
   batch are posted within microseconds, so they sit in the I/O scheduler's queue together, sorted
   by address, and adjacent ones are merged into one request of up to max_sectors_kb
@@ -37,6 +44,8 @@
 """
 
 from __future__ import annotations
+
+import math
 
 import simpy
 
@@ -72,7 +81,8 @@ class FilIO:
 
     def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
                  counters, page_cache_bytes: int = 0, n_pages: int = 0, native_aio: bool = True,
-                 write_io_threads: int = 4, dblwr_in_data_file: bool = False) -> None:
+                 write_io_threads: int = 4, dblwr_in_data_file: bool = False, datasync: bool = False,
+                 log_o_sync: bool = True) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -92,6 +102,12 @@ class FilIO:
         # An fsync without a journal commit ends with a cache flush (barriers on, volatile cache).
         self.cache_flush = fs.spec.barriers and self.dev.profile.volatile_write_cache
         self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
+        self.datasync = datasync               # fdatasync() instead of fsync()
+        self.log_o_sync = log_o_sync           # O_DSYNC opens the log O_SYNC (MySQL), not O_DSYNC
+        self.journaled = fs.spec.kind != "raw"
+        self.tick_s = fs.spec.costs.timestamp_granularity_s
+        self._ticks: dict[str, int] = {}       # computed paths: file -> timestamp tick of its last write
+        self._meta_dirty: set[str] = set()     # files whose timestamps wait for a commit
         self.binlog_unsynced_bytes = 0         # appended to the binlog since its last fsync
         cache_pages = page_cache_bytes // page_size_bytes
         self.os_cache = (OsPageCache(cache_pages, n_pages)
@@ -147,7 +163,7 @@ class FilIO:
         """fil_flush(TRX_SYS_SPACE)."""
         if self.fsync_files:
             self.counters.add("Innodb_data_fsyncs")
-            yield from self.fs.fsync(self.ibdata, self.tally)
+            yield from self.fs.fsync(self.ibdata, self.tally, self.datasync)
 
     def fsync_data_files(self):
         """fil_flush_file_spaces(FIL_TABLESPACE): fsync every data file in turn."""
@@ -155,7 +171,7 @@ class FilIO:
             return
         for inode in self.fs.files[: self.n_data_files]:
             self.counters.add("Innodb_data_fsyncs")
-            yield from self.fs.fsync(inode, self.tally)
+            yield from self.fs.fsync(inode, self.tally, self.datasync)
 
     def write_checkpoint_block(self):
         """log_group_checkpoint: 512 bytes into the first log file's header, then flushed."""
@@ -168,22 +184,39 @@ class FilIO:
         """A data page read issued at now_s (buf_read_page -> fil_io, synchronous for the reader)."""
         return self.dev.schedule(now_s, READ, self.page_size) + self.host_s
 
-    def log_flush_done_s(self, now_s: float, bytes_: int) -> float:
-        """log_write_up_to with flush: write() the log bytes, then fsync the log file.
+    def _touch(self, name: str, t_s: float) -> None:
+        """A write to file `name` at t_s (computed paths): a new tick dirties its timestamps."""
+        if self.journaled:
+            tick = math.floor(t_s / self.tick_s)
+            if self._ticks.get(name) != tick:
+                self._ticks[name] = tick
+                self._meta_dirty.add(name)
 
-        Writes go in 512-byte log blocks; with O_DSYNC the write itself is synchronous and no
-        fsync follows. The fsync carries a cache flush when barriers are on and the device has a
-        volatile write cache.
+    def _sync_done_s(self, name: str, t_s: float, metadata: bool) -> float:
+        """The filesystem's part of syncing file `name` from t_s (computed paths): the journal
+        commit when its timestamps changed and the sync covers them (fsync, O_SYNC), else a cache
+        flush when barriers are on and the device has a volatile write cache."""
+        if metadata and name in self._meta_dirty:
+            self._meta_dirty.discard(name)
+            return self.fs.journal.commit_done_s(t_s)
+        return self.dev.schedule_flush(t_s) if self.cache_flush else t_s
+
+    def log_flush_done_s(self, now_s: float, bytes_: int) -> float:
+        """log_write_up_to with flush: write() the log bytes, then fsync the log file (fil_flush).
+
+        Writes go in 512-byte log blocks. The fsync commits the journal when the write moved the
+        log file's timestamps to a new tick, unless it is fdatasync(); otherwise it carries a cache
+        flush when barriers are on and the device has a volatile write cache. With O_DSYNC the
+        write itself is synchronous and no fsync follows: MySQL opens the log O_SYNC, which syncs
+        the timestamps too; MariaDB's O_DSYNC is taken as fdatasync() (assumed).
         """
         size = max(512, -(-bytes_ // 512) * 512)
         t = self.dev.schedule_sized(now_s, WRITE, size) + self.host_s
+        self._touch("log", now_s)
         if self.flush_method == "O_DSYNC":
-            return t
+            return self._sync_done_s("log", t, self.log_o_sync)
         self.counters.add("Innodb_os_log_fsyncs")
-        t += self.fsync_cpu_s
-        if self.cache_flush:
-            t = self.dev.schedule_flush(t)
-        return t
+        return self._sync_done_s("log", t + self.fsync_cpu_s, not self.datasync)
 
     def binlog_group_done_s(self, now_s: float, nbytes: int, sync: bool) -> float:
         """One binary log group commit (MYSQL_BIN_LOG::ordered_commit, 5.6+): the flush stage
@@ -215,11 +248,10 @@ class FilIO:
         """
         t = now_s
         ps = self.page_size
-        flush = self.cache_flush
-        for _ in range(2 if doublewrite else 1):
+        for name in (("ibdata", "data") if doublewrite else ("data",)):
+            self._touch(name, t)
             t = self.dev.schedule(t, WRITE, ps) + self.host_s
             if self.data_fsync:
                 self.counters.add("Innodb_data_fsyncs")
-                t += self.fsync_cpu_s
-                t = self.dev.schedule_flush(t) if flush else t
+                t = self._sync_done_s(name, t + self.fsync_cpu_s, not self.datasync)
         return t

@@ -24,8 +24,12 @@ Lock modes per path follow shared/research/fs-device.md section 1.5(a):
   data takes the same ILOCK step; fsync logs the inode under ILOCK exclusive when its timestamps changed.
 * XFS "modern": the mapping step takes ILOCK shared; `nobarrier` no longer exists (1c02d502c208).
 
-The inode is dirty for the journal when write() changed its timestamp, which moves at the kernel
-tick (`timestamp_granularity_s`): at most one commit per tick per file (section 1.5(b)).
+The inode is dirty for the journal when a write changed its timestamp, which moves at the kernel
+tick (`timestamp_granularity_s`): at most one commit per tick per file (section 1.5(b)). O_DIRECT
+writes update it as buffered ones do (file_update_time, from __generic_file_aio_write on 2.6.3x
+ext4 and xfs_file_aio_write_checks on XFS). fdatasync() commits only what reading the data back
+needs (ext4_sync_file: i_datasync_tid; xfs_file_fsync: fields other than XFS_ILOG_TIMESTAMP), and
+the files here are overwritten in place, so it never waits for a commit for them.
 """
 
 from __future__ import annotations
@@ -175,6 +179,20 @@ class Journal:
             self._committing = True
             self.env.process(self._run())
         return ev
+
+    def commit_done_s(self, t_s: float) -> float:
+        """When a commit started at `t_s` is on the device, computed without SimPy for the paths
+        that cannot wait on events (the redo log's sync, single-page flushes): CPU, journal blocks,
+        commit block, then the cache flush when barriers are on. It neither joins nor delays the
+        SimPy commits of the data files (simplified: one journal serialises both in the kernel)."""
+        c, dev = self.costs, self.device
+        t_s += c.commit_cpu_s
+        for _ in range(c.commit_writes):
+            t_s = dev.schedule(t_s, WRITE, c.commit_write_bytes) + self.host_s
+        if self.barriers and dev.profile.volatile_write_cache:
+            t_s = dev.schedule_flush(t_s)
+        self.commits += 1
+        return t_s
 
     def _run(self):
         env, dev, c = self.env, self.device, self.costs
@@ -332,6 +350,7 @@ class Filesystem:
                 return done
             yield done
             return
+        self._touch_timestamps(inode)
         lock = inode.lock
         if kind == "ext4":
             mode = EXCL if era == "2012" else SHARED
@@ -405,13 +424,15 @@ class Filesystem:
         inode.writers_in_flight -= 1
         yield from self._sync_file(inode, tally)
 
-    def _sync_file(self, inode: Inode, tally: Tally):
-        """The filesystem's part of fsync(), once the data is written back. A commit flushes the
-        device cache itself; without one, a cache flush is sent when barriers are on
-        (ext4_sync_file: jbd2_log_start_commit + jbd2_log_wait_commit, else blkdev_issue_flush;
-        xfs_file_fsync likewise)."""
+    def _sync_file(self, inode: Inode, tally: Tally, datasync: bool = False):
+        """The filesystem's part of fsync() (fdatasync() with `datasync`), once the data is written
+        back. A commit flushes the device cache itself; without one, a cache flush is sent when
+        barriers are on (ext4_sync_file: jbd2_log_start_commit + jbd2_log_wait_commit, else
+        blkdev_issue_flush; xfs_file_fsync likewise). fdatasync() of an overwritten file has no
+        commit to wait for (module docstring)."""
         env, c, spec = self.env, self.spec.costs, self.spec
         flush_needed = spec.barriers and self.device.profile.volatile_write_cache
+        tid = 0 if datasync else inode.sync_tid
         if spec.kind == "raw":
             if flush_needed:
                 yield self.device.flush()
@@ -421,20 +442,20 @@ class Filesystem:
             if held:
                 yield from self._acquire(inode.lock, EXCL, tally)
             yield env.timeout(c.fsync_cpu_s)
-            if self.journal.needs_commit(inode.sync_tid):
-                yield self.journal.wait_commit(inode.sync_tid)
+            if self.journal.needs_commit(tid):
+                yield self.journal.wait_commit(tid)
             elif flush_needed:
                 yield self.device.flush()
             if held:
                 inode.lock.release(EXCL)
             return
-        committing = self.journal.needs_commit(inode.sync_tid)
+        committing = self.journal.needs_commit(tid)
         mode = EXCL if (committing and spec.kernel == "2012") else SHARED
         yield from self._acquire(inode.ilock, mode, tally)
         yield env.timeout(c.fsync_cpu_s)
-        committed = self.journal.needs_commit(inode.sync_tid)
+        committed = self.journal.needs_commit(tid)
         if committed:
-            yield self.journal.wait_commit(inode.sync_tid)
+            yield self.journal.wait_commit(tid)
         inode.ilock.release(mode)
         if not committed and flush_needed:
             yield self.device.flush()
@@ -453,9 +474,10 @@ class Filesystem:
         inode.lock.release(EXCL)
         inode.dirty_bytes.append(size)
 
-    def fsync(self, inode: Inode, tally: Tally):
-        """fsync() of one file: write back its dirty page-cache data, then the journal commit or a
-        cache flush, with the inode-lock rules of `write_fsync` (ext4_sync_file / xfs_file_fsync)."""
+    def fsync(self, inode: Inode, tally: Tally, datasync: bool = False):
+        """fsync() (fdatasync() with `datasync`) of one file: write back its dirty page-cache data,
+        then the journal commit or a cache flush, with the inode-lock rules of `write_fsync`
+        (ext4_sync_file / xfs_file_fsync)."""
         env = self.env
         dirty, inode.dirty_bytes = inode.dirty_bytes, []
         if dirty:
@@ -464,4 +486,4 @@ class Filesystem:
             for size in dirty:
                 done = max(done, self.device.schedule_sized(now, WRITE, size))
             yield env.timeout(done + self.host_s - now)
-        yield from self._sync_file(inode, tally)
+        yield from self._sync_file(inode, tally, datasync)

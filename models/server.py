@@ -89,6 +89,8 @@ class ServerSettings:
     doublewrite_pages: int = 4
     page_checksum_s: float = 0.0        # per page written or read (models.checksum)
     use_native_aio: bool = True
+    datasync: bool = False               # fdatasync() (innodb_use_fdatasync; MariaDB always)
+    log_o_sync: bool = True              # innodb_flush_method = O_DSYNC opens the log O_SYNC (MySQL)
     file_per_table: bool = True          # False: the tables are in ibdata1 with the doublewrite area
     write_io_threads: int = 4
 

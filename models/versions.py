@@ -71,6 +71,13 @@ class Version:
         return self.name.startswith("mariadb")
 
     @property
+    def always_fdatasync(self) -> bool:
+        """MariaDB 10.5+ syncs every InnoDB file with fdatasync(): os_file_sync_posix (MDEV-21382
+        for the redo log in 10.5.1, MDEV-22177 for the rest: "InnoDB doesn't care about file
+        timestamps")."""
+        return self.is_mariadb
+
+    @property
     def pool_chunks(self) -> bool:
         """The pool is made of innodb_buffer_pool_chunk_size chunks (MySQL 5.7.5+; MariaDB 10.11
         keeps the variable as "Deprecated parameter with no effect", its --help)."""
@@ -79,10 +86,12 @@ class Version:
 
 _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
 # innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
-_ABSENT_56 = ("innodb_dedicated_server", "innodb_buffer_pool_chunk_size", "innodb_page_cleaners",
+# innodb_use_fdatasync came in MySQL 8.0.26 (WL#14452, default false); MariaDB has none (its
+# os_file_sync_posix always calls fdatasync, MDEV-22177).
+_ABSENT_56 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_buffer_pool_chunk_size", "innodb_page_cleaners",
               "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
               "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
-_ABSENT_57 = ("innodb_dedicated_server", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
+_ABSENT_57 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
               "innodb_doublewrite_pages") + _MARIADB_ONLY
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
 # sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
@@ -93,8 +102,10 @@ _DEFAULTS_80 = dict(_DEFAULTS_57, innodb_max_dirty_pages_pct=90, innodb_max_dirt
                     innodb_flush_neighbors=0, innodb_idle_flush_pct=100, innodb_doublewrite_pages=4,
                     log_bin=True)
 _DEFAULTS_8030 = dict(_DEFAULTS_80, innodb_redo_log_capacity=100 * M)
+# innodb_use_fdatasync ON in 8.4: mysql-server's sys_vars test innodb_use_fdatasync_basic.result
+# (commit 2ca2c55) reads 1 at startup and after SET ... = DEFAULT; WL#14452 gave 8.0.26 false.
 _DEFAULTS_84 = dict(_DEFAULTS_8030, innodb_io_capacity=10000, innodb_flush_method="O_DIRECT",
-                    innodb_log_buffer_size=64 * M, innodb_doublewrite_pages=128)
+                    innodb_log_buffer_size=64 * M, innodb_doublewrite_pages=128, innodb_use_fdatasync=True)
 RECENT_CLOSED_BYTES = 2 * M             # innodb_log_recent_closed_size default (8.0)
 
 VERSIONS: dict[str, Version] = {v.name: v for v in (
@@ -118,8 +129,8 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
                       "innodb_flush_method": "O_DIRECT", "innodb_max_dirty_pages_pct": 90,
                       "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True,
                       "innodb_checksum_algorithm": "full_crc32", "innodb_buffer_pool_chunk_size": 0},
-            absent=("innodb_dedicated_server", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
-                    "innodb_doublewrite_pages", "innodb_checksums", "binlog_group_commit_sync_delay",
+            absent=("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity",
+                    "innodb_idle_flush_pct", "innodb_doublewrite_pages", "innodb_checksums", "binlog_group_commit_sync_delay",
                     "binlog_group_commit_sync_no_delay_count"),
             checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",

@@ -105,6 +105,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                      doc="Linux: page writes submitted with io_submit (ext4 2012 holds i_mutex "
                                          "only while submitting); false: innodb_write_io_threads threads write "
                                          "them one at a time"),
+        "innodb_use_fdatasync": Key("innodb_use_fdatasync", "bool", False,
+                                    doc="8.0.26+: fdatasync() instead of fsync(), so an overwrite whose only "
+                                        "metadata change is its timestamps needs no journal commit (8.0 "
+                                        "default OFF, 8.4 ON; MariaDB 10.5+ always uses fdatasync)"),
         "innodb_write_io_threads": Key("innodb_write_io_threads", "int", 4, 1, 64,
                                        doc="I/O threads issuing page writes when innodb_use_native_aio is false"),
         "innodb_checksum_algorithm": Key("innodb_checksum_algorithm", "choice", "innodb", choices=ALL_ALGORITHMS,
@@ -312,6 +316,7 @@ class ServerConfig:
     innodb_doublewrite_pages: int
     innodb_doublewrite: bool
     innodb_use_native_aio: bool
+    innodb_use_fdatasync: bool
     innodb_write_io_threads: int
     innodb_checksum_algorithm: str
     innodb_checksums: bool

@@ -126,6 +126,8 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         page_checksum_s=page_checksum_s(s.innodb_checksum_algorithm, s.innodb_page_size_bytes,
                                         s.innodb_checksums),
         use_native_aio=s.innodb_use_native_aio,
+        datasync=s.innodb_use_fdatasync or v.always_fdatasync,
+        log_o_sync=not v.is_mariadb,
         file_per_table=s.innodb_file_per_table,
         write_io_threads=s.innodb_write_io_threads,
     ), warnings
@@ -192,6 +194,7 @@ class Server:
         self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters,
                          page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages,
                          native_aio=st.use_native_aio, write_io_threads=st.write_io_threads,
+                         datasync=st.datasync, log_o_sync=st.log_o_sync,
                          dblwr_in_data_file=not st.file_per_table and v.doublewrite != "80")
         pages_per_space = -(-self.n_pages // n_files)
         n_inst = st.buffer_pool_instances

@@ -402,7 +402,7 @@ def test_learn_open_loop_step_shows_the_queue():
     radio.set_value(radio.options[4]).run()
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
-    # 2,500/s offered on the default scenario: served, but sync-flush pauses queue the arrivals.
+    # 3,500/s offered on the default scenario: served, but sync-flush pauses queue the arrivals.
     assert int(metrics["queue max"].replace(",", "")) > 100
     assert len(at.get("image")) == 2
 

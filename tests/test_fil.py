@@ -98,7 +98,9 @@ def test_a_doublewrite_batch_reaches_the_device_merged_only_when_the_profile_say
     env.process(flush())
     env.run(until=5.0)
     assert sorted(done) == sorted(pages)                 # every page completes once
-    data_writes = dev.stats.ops[WRITE] - 1               # less the one doublewrite-block write
+    journal_writes = fs.journal.commits * fs.spec.costs.commit_writes   # the fsyncs' commits
+    assert fs.journal.commits >= 1
+    data_writes = dev.stats.ops[WRITE] - 1 - journal_writes   # less the one doublewrite-block write
     assert data_writes == (3 if merge else 6)            # 5-8, 20, 40 as three requests
 
 
@@ -150,3 +152,50 @@ def test_without_file_per_table_the_doublewrite_shares_the_data_file(version, sh
     assert (off.fil.ibdata is off.fs.files[0]) == shared
     res = off.run()
     assert off.end_violations(res) == []
+
+
+def log_fil(kind="xfs", flush_method="O_DIRECT", datasync=False, log_o_sync=True):
+    env = simpy.Environment()
+    dev = Device(env, load_profile("fusionio-2012"), np.random.default_rng(1))
+    spec = make_spec(kind, "2012", "" if kind == "raw" else "noatime,nobarrier")
+    fs = Filesystem(env, dev, spec, 3)
+    counters = Counters()
+    fil = FilIO(env, fs, 1, 16384, flush_method, counters, datasync=datasync, log_o_sync=log_o_sync)
+    return fil, fs, counters
+
+
+def test_a_log_flush_commits_the_journal_once_per_timestamp_tick():
+    fil, fs, _ = log_fil()
+    tick = fs.spec.costs.timestamp_granularity_s
+    first = fil.log_flush_done_s(0.0, 4096)
+    assert fs.journal.commits == 1
+    again = fil.log_flush_done_s(first, 4096) - first         # same tick: the write and fsync only
+    assert fs.journal.commits == 1 and again < first
+    fil.log_flush_done_s(tick * 1.5, 4096)                    # next tick: commits again
+    assert fs.journal.commits == 2
+
+
+@pytest.mark.parametrize("kind,flush_method,datasync,log_o_sync,commits,log_fsyncs", [
+    ("xfs", "O_DIRECT", True, True, 0, 2),      # innodb_use_fdatasync / MariaDB: fdatasync()
+    ("raw", "O_DIRECT", False, True, 0, 2),     # a raw device has no journal
+    ("ext4", "O_DSYNC", False, True, 2, 0),     # MySQL opens the log O_SYNC: no fsync call, still a commit
+    ("ext4", "O_DSYNC", False, False, 0, 0),    # MariaDB's O_DSYNC
+    ("ext4", "fsync", False, True, 2, 2),
+])
+def test_which_log_syncs_commit_the_journal(kind, flush_method, datasync, log_o_sync, commits, log_fsyncs):
+    fil, fs, counters = log_fil(kind, flush_method, datasync, log_o_sync)
+    fil.log_flush_done_s(0.0, 512)
+    fil.log_flush_done_s(0.0025, 512)
+    assert fs.journal.commits == commits
+    assert counters["Innodb_os_log_fsyncs"] == log_fsyncs
+
+
+def test_the_engine_uses_fdatasync_where_the_server_does():
+    def fil_of(*sets):
+        return Server(load_scenario("scenarios/default.toml", list(sets))).fil
+    assert not fil_of().datasync                                               # 5.6: fsync()
+    assert not fil_of("server.version=mysql-8.0").datasync                     # 8.0 default OFF
+    assert fil_of("server.version=mysql-8.0", "server.innodb_use_fdatasync=true").datasync
+    assert fil_of("server.version=mysql-8.4").datasync                         # 8.4 default ON
+    assert fil_of("server.version=mariadb-10.11").datasync                     # always
+    assert fil_of("server.version=mariadb-10.11", "server.innodb_flush_method=O_DSYNC").log_o_sync is False

@@ -209,3 +209,43 @@ def test_fsync_flushes_once_whether_or_not_it_commits():
     assert env.now < 1e-3
     assert fs.journal.commits == 1
     assert dev.stats.flushes == 2
+
+
+@pytest.mark.parametrize("kind", ["ext4", "xfs"])
+@pytest.mark.parametrize("datasync,commits", [(False, 1), (True, 0)])
+def test_an_o_direct_write_dirties_the_timestamps_for_fsync_but_not_fdatasync(kind, datasync, commits):
+    """O_DIRECT writes update mtime (file_update_time); fsync() then commits it, fdatasync() does not."""
+    env, dev, fs = make_fs(kind, "2012")
+
+    def write_then_sync():
+        yield from fs.direct_write(fs.files[0], 16384, Tally())
+        yield from fs.fsync(fs.files[0], Tally(), datasync)
+
+    env.process(write_then_sync())
+    env.run()
+    assert fs.journal.commits == commits
+
+
+def test_fdatasync_of_an_overwrite_still_flushes_a_volatile_cache():
+    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
+           "flush_s": 100e-6, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
+                                          for op in ("read", "write")}}
+    env, dev, fs = make_fs("ext4", "modern", opts="noatime", profile=profile_from_dict(doc, "t"))
+
+    def write_then_fdatasync():
+        yield from fs.buffered_write(fs.files[0], 4096, Tally())
+        yield from fs.fsync(fs.files[0], Tally(), datasync=True)
+
+    env.process(write_then_fdatasync())
+    env.run()
+    assert fs.journal.commits == 0
+    assert dev.stats.flushes == 1
+
+
+def test_a_computed_commit_costs_its_cpu_and_journal_writes():
+    env, dev, fs = make_fs("xfs", "2012")
+    c = fs.spec.costs
+    done = fs.journal.commit_done_s(0.0)
+    # Two dependent 4K writes on an idle device, each at least its QD1 service time.
+    assert done >= c.commit_cpu_s + c.commit_writes * 0.5 * dev.profile.op_class("write", 4096).latency_qd1_s
+    assert fs.journal.commits == 1

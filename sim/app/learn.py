@@ -257,8 +257,8 @@ loop). A stall then only slows the clients down. An application's requests keep 
 the commenter's backlog ({SEED_TPCC}, comments). Here the transactions arrive at the offered
 rate whatever the server does, as `sysbench --rate` sends them (`workload.rate`). Each waits for
 a free user, and its latency counts from its arrival. Below the closed loop's average the server
-keeps up, yet every pause now queues the arrivals behind it. Compare the p99 latency at 1,500
-and 2,500 transactions/s, and watch the queue at 3,000.""", {"rate": 2500}),
+keeps up, yet every pause now queues the arrivals behind it. Compare the p99 latency at 2,000
+and 3,500 transactions/s, and watch the queue at 4,000.""", {"rate": 3500}),
 )
 
 
@@ -280,7 +280,7 @@ def averaging_table(frames: dict, threshold_pct: float) -> pd.DataFrame:
 def _open_loop(p: dict, k: str) -> None:
     """The averaging walk's last step: the same load offered at a fixed rate (workload.rate)."""
     c1, c2 = st.columns(2)
-    rates = [1500, 2000, 2500, 3000]
+    rates = [2000, 3000, 3500, 4000]
     rate = _preset_box(c1, "workload.rate (transactions/s offered)", rates, p["rate"], f"{k}-rate")
     log = c2.selectbox("innodb_log_file_size (2 files)", ["256M", "512M", "1G"], key=f"{k}-log")
     out = _oltp_shown({"innodb_log_file_size": log}, "60s", more=(f"workload.rate={rate}",))
