@@ -3,7 +3,7 @@
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
 neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays,
-file-per-table, binary log, innodb_dedicated_server), a device and filesystem, and a workload (closed
+file-per-table, binary log, innodb_dedicated_server, innodb_use_fdatasync, O_DSYNC), a device and filesystem, and a workload (closed
 or open loop), then runs 2 simulated seconds (--duration) with the invariants checked every 100 ms
 and at the end (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page
 <= lsn, the checkpoint age within the redo capacity, the pool's counters against its pages, and in
@@ -102,6 +102,11 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
                 server.pop(key, None)
     if rng.random() < 0.2:                                       # open loop (drawn last)
         doc["workload"]["rate"] = rng.choice((100.0, 1000.0, 10000.0))
+    # Drawn last (added 2026-11-26): fdatasync on 8.x, and O_DSYNC (the log opened O_SYNC on MySQL).
+    if version.startswith("mysql-8") and rng.random() < 0.3:
+        server["innodb_use_fdatasync"] = rng.choice((True, False))
+    if rng.random() < 0.1:
+        server["innodb_flush_method"] = "O_DSYNC"
     return doc
 
 
