@@ -432,7 +432,6 @@ class Filesystem:
         commit to wait for (module docstring)."""
         env, c, spec = self.env, self.spec.costs, self.spec
         flush_needed = spec.barriers and self.device.profile.volatile_write_cache
-        tid = 0 if datasync else inode.sync_tid
         if spec.kind == "raw":
             if flush_needed:
                 yield self.device.flush()
@@ -442,6 +441,7 @@ class Filesystem:
             if held:
                 yield from self._acquire(inode.lock, EXCL, tally)
             yield env.timeout(c.fsync_cpu_s)
+            tid = 0 if datasync else inode.sync_tid        # read once the lock is held
             if self.journal.needs_commit(tid):
                 yield self.journal.wait_commit(tid)
             elif flush_needed:
@@ -449,10 +449,11 @@ class Filesystem:
             if held:
                 inode.lock.release(EXCL)
             return
-        committing = self.journal.needs_commit(tid)
+        committing = not datasync and self.journal.needs_commit(inode.sync_tid)
         mode = EXCL if (committing and spec.kernel == "2012") else SHARED
         yield from self._acquire(inode.ilock, mode, tally)
         yield env.timeout(c.fsync_cpu_s)
+        tid = 0 if datasync else inode.sync_tid            # read once the lock is held
         committed = self.journal.needs_commit(tid)
         if committed:
             yield self.journal.wait_commit(tid)

@@ -191,3 +191,15 @@ def test_doublewrite_takes_the_8_0_30_values_as_option_files_do():
     assert scenario_from_dict(doc, "s.toml").server.innodb_doublewrite is True
     with pytest.raises(InputError, match="DETECT_ONLY .* is not simulated"):
         scenario_from_dict(doc, "s.toml", overrides=["server.innodb_doublewrite=DETECT_ONLY"])
+
+
+@pytest.mark.parametrize("version", ["mysql-5.6", "mysql-5.7", "mariadb-10.11"])
+def test_innodb_use_fdatasync_is_refused_where_the_server_has_no_such_variable(version):
+    # MySQL 8.0.26 added it (WL#14452); mariadbd 10.11.19 --help has no such variable.
+    with pytest.raises(InputError, match="no such variable"):
+        load_scenario("scenarios/default.toml", [f"server.version={version}", "server.innodb_use_fdatasync=ON"])
+
+
+@pytest.mark.parametrize("version,default", [("mysql-8.0", False), ("mysql-8.0.30", False), ("mysql-8.4", True)])
+def test_innodb_use_fdatasync_default_per_version(version, default):
+    assert load_scenario("scenarios/default.toml", [f"server.version={version}"]).server.innodb_use_fdatasync is default

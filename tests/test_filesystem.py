@@ -249,3 +249,24 @@ def test_a_computed_commit_costs_its_cpu_and_journal_writes():
     # Two dependent 4K writes on an idle device, each at least its QD1 service time.
     assert done >= c.commit_cpu_s + c.commit_writes * 0.5 * dev.profile.op_class("write", 4096).latency_qd1_s
     assert fs.journal.commits == 1
+
+
+@pytest.mark.parametrize("kind", ["ext4", "xfs"])
+def test_fsync_commits_a_change_made_while_it_waited_for_the_inode_lock(kind):
+    """The transaction to wait for is read once the lock is held: a write that dirtied the
+    timestamps while the fsync queued (ext4 2012: i_mutex; XFS: ILOCK) is committed too."""
+    from models.locks import EXCL
+    env, dev, fs = make_fs(kind, "2012")
+    inode = fs.files[0]
+    lock = inode.lock if kind == "ext4" else inode.ilock
+
+    def holder():
+        assert lock.acquire(EXCL) is None
+        yield env.timeout(2e-3)                   # a new tick: the write dirties the inode
+        fs._touch_timestamps(inode)
+        lock.release(EXCL)
+
+    env.process(holder())
+    env.process(fs.fsync(inode, Tally()))
+    env.run()
+    assert fs.journal.commits == 1
