@@ -16,6 +16,14 @@ def make_fs(kind, kernel, files=1, opts="noatime,nobarrier", profile=None):
     return env, dev, Filesystem(env, dev, make_spec(kind, kernel, "" if kind == "raw" else opts), files)
 
 
+def volatile_cache_profile(flush_s):
+    """A 4K device with a volatile write cache whose flush takes flush_s."""
+    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
+           "flush_s": flush_s, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
+                                           for op in ("read", "write")}}
+    return profile_from_dict(doc, "t")
+
+
 def aio_write(fs, inode, size, tally):
     """io_submit of one O_DIRECT write, then the wait for its completion (io_getevents)."""
     done = yield from fs.direct_write(inode, size, tally, submit_only=True)
@@ -169,10 +177,7 @@ def test_concurrent_fsync_on_one_file_never_deadlocks():
 
 
 def test_barriers_flush_a_volatile_cache_on_fsync():
-    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
-           "flush_s": 500e-6, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
-                                          for op in ("read", "write")}}
-    prof = profile_from_dict(doc, "t")
+    prof = volatile_cache_profile(500e-6)
     for opts, flushes in (("noatime", True), ("noatime,nobarrier", False)):
         env, dev, fs = make_fs("ext4", "modern", opts=opts, profile=prof)
         env.process(fs.write_fsync(fs.files[0], 4096, Tally()))
@@ -195,10 +200,7 @@ def test_bad_filesystem_choices(kind, kernel, opts, match):
 
 def test_fsync_flushes_once_whether_or_not_it_commits():
     """A commit carries the cache flush; an fsync that needs no commit sends its own flush."""
-    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
-           "flush_s": 100e-6, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
-                                          for op in ("read", "write")}}
-    env, dev, fs = make_fs("ext4", "modern", opts="noatime", profile=profile_from_dict(doc, "t"))
+    env, dev, fs = make_fs("ext4", "modern", opts="noatime", profile=volatile_cache_profile(100e-6))
 
     def two_fsyncs():
         yield from fs.write_fsync(fs.files[0], 4096, Tally())   # dirties the inode: commit
@@ -227,10 +229,7 @@ def test_an_o_direct_write_dirties_the_timestamps_for_fsync_but_not_fdatasync(ki
 
 
 def test_fdatasync_of_an_overwrite_still_flushes_a_volatile_cache():
-    doc = {"name": "v", "source": "t", "parallelism": 2, "host_overhead_s": 0.0, "volatile_write_cache": True,
-           "flush_s": 100e-6, "classes": {op: {"4096": {"capacity_iops": 50_000, "latency_qd1_s": 60e-6}}
-                                          for op in ("read", "write")}}
-    env, dev, fs = make_fs("ext4", "modern", opts="noatime", profile=profile_from_dict(doc, "t"))
+    env, dev, fs = make_fs("ext4", "modern", opts="noatime", profile=volatile_cache_profile(100e-6))
 
     def write_then_fdatasync():
         yield from fs.buffered_write(fs.files[0], 4096, Tally())
