@@ -88,8 +88,8 @@ _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
 # innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
 # innodb_use_fdatasync came in MySQL 8.0.26 (WL#14452, default false); MariaDB has none (its
 # os_file_sync_posix always calls fdatasync, MDEV-22177).
-_ABSENT_56 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_buffer_pool_chunk_size", "innodb_page_cleaners",
-              "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
+_ABSENT_56 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_buffer_pool_chunk_size",
+              "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
               "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
 _ABSENT_57 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
               "innodb_doublewrite_pages") + _MARIADB_ONLY
@@ -130,8 +130,8 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
                       "innodb_lru_scan_depth": 1536, "innodb_flush_sync": True,
                       "innodb_checksum_algorithm": "full_crc32", "innodb_buffer_pool_chunk_size": 0},
             absent=("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity",
-                    "innodb_idle_flush_pct", "innodb_doublewrite_pages", "innodb_checksums", "binlog_group_commit_sync_delay",
-                    "binlog_group_commit_sync_no_delay_count"),
+                    "innodb_idle_flush_pct", "innodb_doublewrite_pages", "innodb_checksums",
+                    "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count"),
             checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",
                      "innodb_thread_concurrency", "innodb_thread_sleep_delay",

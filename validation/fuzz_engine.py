@@ -3,8 +3,8 @@
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
 neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays,
-file-per-table, binary log, innodb_dedicated_server, innodb_use_fdatasync, O_DSYNC), a device and filesystem, and a workload (closed
-or open loop), then runs 2 simulated seconds (--duration) with the invariants checked every 100 ms
+file-per-table, binary log, innodb_dedicated_server, innodb_use_fdatasync, O_DSYNC), a device and
+filesystem, and a workload (closed or open loop), then runs 2 simulated seconds (--duration) with the invariants checked every 100 ms
 and at the end (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page
 <= lsn, the checkpoint age within the redo capacity, the pool's counters against its pages, and in
 an open loop every arrival committed, running or queued). A combination a
