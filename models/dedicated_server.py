@@ -35,12 +35,17 @@ def c_round(x: float) -> int:
     return int(math.floor(x + 0.5))
 
 
+def pool_share(memory_bytes: int) -> float:
+    """The share of memory innodb_buffer_pool_size_init gives the pool: 0.5 up to 4 GB, 0.75 above."""
+    return 0.5 if memory_bytes / GiB <= 4.0 else 0.75
+
+
 def buffer_pool_bytes(memory_bytes: int) -> int | None:
     """innodb_buffer_pool_size_init: the pool for this much memory; None keeps the default."""
     mem_gb = memory_bytes / GiB
     if mem_gb < 1.0:
         return None
-    return int(mem_gb * (0.5 if mem_gb <= 4.0 else 0.75) * GiB)
+    return int(mem_gb * pool_share(memory_bytes) * GiB)
 
 
 def log_files_80(memory_bytes: int, pool_bytes: int, pool_given: bool) -> tuple[int, int] | None:
@@ -48,7 +53,7 @@ def log_files_80(memory_bytes: int, pool_bytes: int, pool_given: bool) -> tuple[
     pool_gb: float = pool_bytes // GiB
     mem_gb = memory_bytes / GiB
     if pool_given and mem_gb >= 1.0:
-        pool_gb = int(mem_gb * (0.5 if mem_gb <= 4.0 else 0.75))
+        pool_gb = int(mem_gb * pool_share(memory_bytes))
     if pool_gb < 1.0:
         return None
     if pool_gb < 8.0:

@@ -89,10 +89,11 @@ _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
 # innodb_use_fdatasync came in MySQL 8.0.26 (WL#14452, default false); MariaDB has none (its
 # os_file_sync_posix always calls fdatasync, MDEV-22177).
 _ABSENT_56 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_buffer_pool_chunk_size",
-              "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct", "innodb_doublewrite_pages",
-              "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
-_ABSENT_57 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
-              "innodb_doublewrite_pages") + _MARIADB_ONLY
+              "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
+              "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
+              "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
+_ABSENT_57 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity",
+              "innodb_idle_flush_pct", "innodb_doublewrite_pages") + _MARIADB_ONLY
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
 # sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
 # and "What Is New in MySQL 8.0").

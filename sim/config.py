@@ -663,9 +663,8 @@ def _dedicated_ignored(key: str, given: dict, srv: dict, out: list[str]) -> bool
     if key not in given:
         return False
     spec = SCHEMA["server"][key]
-    value = srv[spec.attr]
-    text = format_size(value) if spec.kind == "size" else str(value)
-    out.append(f"is ignored for {key} because {key}={text} is specified explicitly (the server's warning)")
+    out.append(f"is ignored for {key} because {key}={value_text(spec, srv[spec.attr])} is specified "
+               "explicitly (the server's warning)")
     return True
 
 
@@ -682,7 +681,7 @@ def _dedicated_pool(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
         return
     srv["innodb_buffer_pool_size_bytes"] = pool
     origin[("server", "innodb_buffer_pool_size")] = f"innodb_dedicated_server (hardware.memory {format_size(mem)})"
-    out.append(f"sets innodb_buffer_pool_size = {format_size(pool)} ({'0.5' if mem <= 4 * G else '0.75'} x "
+    out.append(f"sets innodb_buffer_pool_size = {format_size(pool)} ({dedicated_server.pool_share(mem):g} x "
                f"hardware.memory {format_size(mem)})")
 
 
@@ -723,10 +722,10 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
     by_memory = f"innodb_dedicated_server (hardware.memory {format_size(mem)})" if mem else ""
 
     def set_key(key: str, value, how: str, where: str) -> None:
-        srv[SCHEMA["server"][key].attr] = value
+        spec = SCHEMA["server"][key]
+        srv[spec.attr] = value
         origin[("server", key)] = where
-        text = format_size(value) if SCHEMA["server"][key].kind == "size" else str(value)
-        out.append(f"sets {key} = {text}{how}")
+        out.append(f"sets {key} = {value_text(spec, value)}{how}")
 
     pool_given = "innodb_buffer_pool_size" in given
     if v.dedicated_server == "80":
@@ -943,8 +942,11 @@ def setting_value(scn: Scenario, section: str, key: str) -> Any:
 
 def setting_text(scn: Scenario, section: str, key: str) -> str:
     """The value of one setting as a scenario file would hold it ("16G", "60s", "true", "xfs")."""
-    spec = SCHEMA[section][key]
-    v = setting_value(scn, section, key)
+    return value_text(SCHEMA[section][key], setting_value(scn, section, key))
+
+
+def value_text(spec: Key, v) -> str:
+    """A setting's value as a scenario file would hold it ("16G", "60s", "true", "xfs")."""
     if isinstance(v, tuple):
         v = ",".join(map(str, v))
     if v is None:

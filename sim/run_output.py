@@ -50,8 +50,8 @@ def summary_text(s: dict) -> str:
          f"({s['innodb_queue_thread_s']:,.1f} thread-s)" if s.get("innodb_thread_concurrency") else ""),
         (f"open loop: {s['offered_tps']:,.0f} transactions/s offered; queue mean {s['trx_queue_mean']:,.1f}, "
          f"max {s['trx_queue_max']:,} (latency counts from the arrival)"
-         + ("; sysbench --rate would have stopped: its queue holds 131,072 events ('The event queue is "
-            "full')" if s["trx_queue_max"] >= SYSBENCH_MAX_QUEUE else "") if s.get("offered_tps") else ""),
+         + (f"; sysbench --rate would have stopped: its queue holds {SYSBENCH_MAX_QUEUE:,} events ('The event "
+            "queue is full')" if s["trx_queue_max"] >= SYSBENCH_MAX_QUEUE else "") if s.get("offered_tps") else ""),
         f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
     ]

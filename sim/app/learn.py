@@ -13,7 +13,7 @@ from models.checksum import page_checksum_s
 from models.errors import InputError
 from sim.app.iobench_page import run_grid
 from sim.app.settings import apply, load_shipped
-from sim.app.widgets import figure_block, run_with_progress
+from sim.app.widgets import figure_block, run_with_progress, stalls_1s_text
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, latency_figure, plt, queue_figure, resolutions_figure,
                        sync_waits_figure, tps_figure)
@@ -213,7 +213,7 @@ def _bp_walk(step: int, k: str) -> None:
         return
     s, sec = out["summary"], out["frames"]["1s"]
     _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
-                 ("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)"),
+                 ("stalls at 1 s", stalls_1s_text(s)),
                  ("buffer_flush_sync_waits", f"{s['buffer_flush_sync_waits']:,}"),
                  ("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")])
     st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
@@ -290,7 +290,7 @@ def _open_loop(p: dict, k: str) -> None:
     _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
                  ("latency p99", f"{s['latency_ms']['p99']:,.1f} ms"),
                  ("queue max", f"{s['trx_queue_max']:,}"),
-                 ("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")])
+                 ("stalls at 1 s", stalls_1s_text(s))])
     figure_block("Latency per second, from each transaction's arrival", latency_figure(sec),
                  sec[["time_s", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms"]], f"learn-open-lat-{k}")
     figure_block("Transactions waiting for a user", queue_figure(sec), sec[["time_s", "trx_queue"]],
@@ -375,7 +375,7 @@ def _version_walk(step: int, k: str) -> None:
     waiting = "sync flush" if s["margin_wait"] == "sync flush" else "redo space wait"
     c = st.columns(4)
     c[0].metric("commits/s (mean)", f"{s['tps_mean']:,.0f}")
-    c[1].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
+    c[1].metric("stalls at 1 s", stalls_1s_text(s))
     c[2].metric(f"time under {waiting} (s)", f"{s['time_under_sync_flush_s']:.1f}")
     c[3].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")
     st_df = stalls(sec, out["threshold_pct"], s["version"])

@@ -7,7 +7,8 @@ import streamlit as st
 from models.errors import InputError
 from models.versions import version as version_of
 from sim.app.settings import apply, form_texts, overrides_from
-from sim.app.widgets import choose_scenario, figure_block, pasted_server_inputs, run_with_progress, settings_form
+from sim.app.widgets import (choose_scenario, figure_block, pasted_server_inputs, run_with_progress,
+                             settings_form, stalls_1s_text)
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, queue_figure,
                        sync_waits_figure, tps_figure)
@@ -20,7 +21,7 @@ def show_summary(s: dict) -> None:
     c[0].metric("commits/s (mean)", f"{s['tps_mean']:,.0f}")
     c[1].metric("p1 of per-second commits", f"{s['tps_p1_per_s']:,.0f}")
     c[2].metric("latency p99 (ms)", f"{s['latency_ms']['p99']:,.1f}")
-    c[3].metric("stalls at 1 s", f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)")
+    c[3].metric("stalls at 1 s", stalls_1s_text(s))
     waiting = "sync flushing" if s.get("margin_wait", "sync flush") == "sync flush" else "redo space waits"
     c[4].metric(f"time under {waiting} (s)", f"{s['time_under_sync_flush_s']:.1f}")
     c[5].metric("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")

@@ -16,6 +16,11 @@ from sim.plots import png_bytes
 from sim.run_output import resolved_toml
 
 
+def stalls_1s_text(s: dict) -> str:
+    """A run summary's 1 s stalls as the pages show them: "count (seconds s)"."""
+    return f"{s['stalls_1s']['count']} ({s['stalls_1s']['seconds']:.0f} s)"
+
+
 def figure_block(title: str, fig, data, key: str, caption: str = "") -> None:
     """A figure with its PNG and CSV downloads."""
     st.markdown(f"**{title}**")
