@@ -12,7 +12,9 @@ is acknowledged after `write_cache.latency_s` once the cache has room for it, wh
 destage it as before; the cache holds every write whose destage has not finished, so when the
 destage backlog exceeds `write_cache.bytes` writers wait for the oldest writes to leave it (FIFO).
 This is the usual write-back controller (e.g. LSI MegaRAID / Dell PERC with BBU, 512 MB-1 GB);
-reads are not cached and queue with the destage on the units.
+reads are not cached and queue with the destage on the units. Writes that continue a sequential
+stream (the redo log, the binary log, the filesystem journal: `schedule_append`) are gathered in
+the cache and destaged at the bandwidth of the largest measured write.
 
 Scheduling uses the busy-until form (as FEMU's per-unit `next_avail_time`): an I/O submitted at t
 starts on the server that frees first, at max(t, free); FCFS k-server exactly, one SimPy event per I/O.
@@ -379,6 +381,7 @@ class DeviceStats:
     carry_in_s: float = 0.0        # unit time still queued from before the reset
     flushes: int = 0
     gc_stalls: int = 0
+    appends: int = 0               # writes gathered into a sequential stream (schedule_append)
 
 
 class Device:
@@ -551,6 +554,59 @@ class Device:
         done = self._schedule_spread(now, op, largest, n)
         if rest:
             done = max(done, self.schedule(now, op, rest))
+        return done
+
+    def schedule_append(self, now: float, size: int) -> float:
+        """Admit a write that continues a sequential stream (the redo log, the binary log, the
+        filesystem journal); return when it is acknowledged.
+
+        With a write cache the controller gathers contiguous dirty data and destages it in large
+        writes ("write gathering", e.g. Compaq StorageWorks RAID Array 3000 user's manual,
+        'Write Gathering'), so the append takes its bytes' share of the largest measured write's
+        unit time, on the unit that frees first, and is acknowledged as any cached write. Without
+        a write cache it is `schedule_sized`: a flash FTL programs a small write alike wherever it
+        lands, and a disk without a cache pays its rotation for each synchronous write.
+        """
+        if not self._wc_bytes:
+            return self.schedule_sized(now, WRITE, size)
+        largest = max(self.profile.classes[WRITE])
+        service, pipeline, cv, _curve, m50, noise = self._class(WRITE, largest)
+        service *= size / largest
+        ewma = self._read_ewma
+        self._read_ewma = 0.0 if ewma is None else ewma - self._ewma_alpha * ewma
+        if m50 != 1.0:
+            service *= mix_multiplier(self._read_ewma, m50)
+        if noise is not None:
+            service *= noise()
+        units = self._units
+        self.outstanding(now)                           # drops completed entries: bounded memory
+        present = self.env.now
+        if self._has_gaps or now > present:
+            gaps = self._gaps
+            if self._has_gaps:
+                self._forget_gaps(present)
+            best = None
+            for v in range(len(units)):
+                st_v, idx_v = gaps[v].earliest_start(units[v], now, service)
+                key = (st_v, units[v])
+                if best is None or key < best:
+                    best, u, start, idx = key, v, st_v, idx_v
+            units[u] = gaps[u].book(units[u], start, service, idx, present)
+            self._has_gaps = any(gaps)
+        else:
+            u = units.index(min(units))
+            start = now if units[u] < now else units[u]
+            units[u] = start + service
+        end = start + service + pipeline
+        bisect.insort(self._inflight, end)
+        done = self._cache_ack(now, size, end)
+        st = self.stats
+        st.ops[WRITE] += 1
+        st.bytes[WRITE] += size
+        st.latency_sum_s += done - now
+        st.queue_wait_sum_s += start - now
+        st.busy_sum_s += service
+        st.appends += 1
         return done
 
     def _schedule_spread(self, now: float, op: str, size: int, n: int) -> float:

@@ -175,7 +175,7 @@ class FilIO:
 
     def write_checkpoint_block(self):
         """log_group_checkpoint: 512 bytes into the first log file's header, then flushed."""
-        done = self.log_flush_done_s(self.env.now, 512)
+        done = self.log_flush_done_s(self.env.now, 512, append=False)
         yield self.env.timeout(done - self.env.now)
 
     # -- computed paths (no SimPy) ---------------------------------------------------------------
@@ -201,17 +201,22 @@ class FilIO:
             return self.fs.journal.commit_done_s(t_s)
         return self.dev.schedule_flush(t_s) if self.cache_flush else t_s
 
-    def log_flush_done_s(self, now_s: float, bytes_: int) -> float:
+    def log_flush_done_s(self, now_s: float, bytes_: int, append: bool = True) -> float:
         """log_write_up_to with flush: write() the log bytes, then fsync the log file (fil_flush).
 
         Writes go in 512-byte log blocks. The fsync commits the journal when the write moved the
         log file's timestamps to a new tick, unless it is fdatasync(); otherwise it carries a cache
         flush when barriers are on and the device has a volatile write cache. With O_DSYNC the
         write itself is synchronous and no fsync follows: MySQL opens the log O_SYNC, which syncs
-        the timestamps too; MariaDB's O_DSYNC is taken as fdatasync() (assumed).
+        the timestamps too; MariaDB's O_DSYNC is taken as fdatasync() (assumed). The write continues
+        the log's sequential stream (Device.schedule_append) unless `append` is False (the
+        checkpoint block in the first file's header).
         """
         size = max(512, -(-bytes_ // 512) * 512)
-        t = self.dev.schedule_sized(now_s, WRITE, size) + self.host_s
+        if append:
+            t = self.dev.schedule_append(now_s, size) + self.host_s
+        else:
+            t = self.dev.schedule_sized(now_s, WRITE, size) + self.host_s
         self._touch("log", now_s)
         if self.flush_method == "O_DSYNC":
             return self._sync_done_s("log", t, self.log_o_sync)
@@ -225,7 +230,8 @@ class FilIO:
         written back, then the filesystem journal commits the file's new size (one 4 KiB journal
         write), and the device cache is flushed when barriers are on and it caches writes. The
         binlog has its own file, written only by the group's leader, so no InnoDB inode lock is
-        involved."""
+        involved. The binlog data and the journal write each continue a sequential stream
+        (Device.schedule_append)."""
         costs = self.fs.spec.costs
         t = now_s + costs.copy_base_s + costs.copy_per_page_s * max(1, -(-nbytes // PAGE_4K))
         self.binlog_unsynced_bytes += nbytes
@@ -233,9 +239,9 @@ class FilIO:
             return t
         size = max(PAGE_4K, -(-self.binlog_unsynced_bytes // PAGE_4K) * PAGE_4K)
         self.binlog_unsynced_bytes = 0
-        t = self.dev.schedule_sized(t, WRITE, size) + self.host_s
+        t = self.dev.schedule_append(t, size) + self.host_s
         t += self.fsync_cpu_s
-        t = self.dev.schedule_sized(t, WRITE, PAGE_4K) + self.host_s
+        t = self.dev.schedule_append(t, PAGE_4K) + self.host_s
         if self.cache_flush:
             t = self.dev.schedule_flush(t)
         return t

@@ -149,6 +149,8 @@ class Journal:
     Mirrors jbd2_log_start_commit(tid) + jbd2_log_wait_commit(tid) as ext4_sync_file calls them
     (2.6.32): changes join the running transaction; a commit closes it, so one commit covers every
     inode changed in it, and an fsync whose inode's tid is already committed waits for nothing.
+    The journal is a contiguous area written in order, so its blocks continue one sequential
+    stream (Device.schedule_append).
     """
 
     def __init__(self, env, device: Device, costs: FsCosts, host_s: float, barriers: bool) -> None:
@@ -188,7 +190,7 @@ class Journal:
         c, dev = self.costs, self.device
         t_s += c.commit_cpu_s
         for _ in range(c.commit_writes):
-            t_s = dev.schedule(t_s, WRITE, c.commit_write_bytes) + self.host_s
+            t_s = dev.schedule_append(t_s, c.commit_write_bytes) + self.host_s
         if self.barriers and dev.profile.volatile_write_cache:
             t_s = dev.schedule_flush(t_s)
         self.commits += 1
@@ -202,7 +204,7 @@ class Journal:
             yield env.timeout(c.commit_cpu_s)
             for _ in range(c.commit_writes):
                 # Journal blocks, then the commit block once they are on the device.
-                done = dev.schedule(env.now, WRITE, c.commit_write_bytes) + self.host_s
+                done = dev.schedule_append(env.now, c.commit_write_bytes) + self.host_s
                 yield env.timeout(done - env.now)
             if self.barriers and dev.profile.volatile_write_cache:
                 yield dev.flush()

@@ -261,6 +261,34 @@ def test_write_cache_drains_at_the_destage_rate():
     assert 1 / np.diff(acks[-500:]).mean() == pytest.approx(1000, rel=0.01)
 
 
+def test_cached_append_costs_its_bytes_at_the_largest_write_bandwidth():
+    # 4K at 1000/s and 1 MiB at 100/s on one unit: the 1 MiB class destages 1 MiB in 10 ms, so a
+    # gathered 4K append takes 10 ms / 256 of the unit, against 1 ms as a random 4K write.
+    doc = {"bytes": 64 << 20, "latency_s": 1e-4}
+    classes = {"4096": {"capacity_iops": 1000, "latency_qd1_s": 1e-3, "service_cv": 0.0},
+               "1048576": {"capacity_iops": 100, "latency_qd1_s": 1.2e-2, "service_cv": 0.0}}
+    p = profile_from_dict({"name": "t", "source": "test", "parallelism": 1, "host_overhead_s": 0.0,
+                           "write_cache": doc, "classes": {"read": classes, "write": classes}}, "test")
+    dev = Device(simpy.Environment(), p, np.random.default_rng(1))
+    acks = [dev.schedule_append(0.0, 4096) for _ in range(256)]
+    assert acks == pytest.approx([1e-4] * 256)
+    assert dev.busy_s(1.0) == pytest.approx(1e-2)
+    assert dev.stats.appends == 256
+    # A random 4K write after them starts once the unit has destaged the 256 appends.
+    dev2 = Device(simpy.Environment(), p, np.random.default_rng(1))
+    for _ in range(256):
+        dev2.schedule(0.0, WRITE, 4096)
+    assert dev2.busy_s(1.0) == pytest.approx(256e-3)
+
+
+def test_append_without_a_write_cache_is_an_ordinary_write():
+    a = Device(simpy.Environment(), simple_profile(k=2, cv=0.3), np.random.default_rng(3))
+    b = Device(simpy.Environment(), simple_profile(k=2, cv=0.3), np.random.default_rng(3))
+    times = [i * 1e-5 for i in range(200)]
+    assert [a.schedule_append(t, 4096) for t in times] == [b.schedule_sized(t, WRITE, 4096) for t in times]
+    assert a.stats.appends == 0
+
+
 def test_write_larger_than_the_cache_is_written_through():
     dev = Device(simpy.Environment(), _cached(2), np.random.default_rng(1))
     assert dev.schedule_sized(0.0, WRITE, 4 * 4096) == pytest.approx(4e-3)
