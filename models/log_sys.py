@@ -220,9 +220,8 @@ class LogSys56:
                     on_wait("margin")
                     yield from self.checkpoint(sync=action.checkpoint == "sync")
                     on_wait(None)
-                    if action.checkpoint == "sync":
-                        continue
-                break
+                # log_check_margins loops while the flag is set: another thread's log_close may
+                # have set it again while this one flushed or wrote the checkpoint.
         finally:
             self.in_margin -= 1
 

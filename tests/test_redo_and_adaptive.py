@@ -173,3 +173,37 @@ def test_averages_update_every_avg_loops():
     assert st.avg_page_rate == 10
     assert st.n_iterations == 0 and st.sum_pages == 30
     assert math.isclose(st.prev_lsn, lsn)
+
+
+def test_margin_loop_runs_again_when_another_thread_set_the_flag_meanwhile():
+    """log_check_margins (5.6/5.7) is a do-while on check_flush_or_checkpoint: a thread whose
+    preflush succeeded flushes again when another thread's log_close set the flag meanwhile."""
+    import simpy
+    from types import SimpleNamespace
+    from models.log_sys import LogState, LogSys56
+
+    lim = log_calc_max_ages_56(GIB, 2, PAGE)
+    env = simpy.Environment()
+    lsn = 50 * GIB
+    st = LogState(lsn=lsn, flushed_lsn=lsn, written_lsn=lsn, last_checkpoint_lsn=lsn - lim.max_modified_age_sync - MIB,
+                  check_flush_or_checkpoint=True)
+    oldest = [lsn - lim.max_modified_age_sync - MIB]
+    pool = SimpleNamespace(oldest_modification_all=lambda: oldest[0])
+    calls = []
+
+    class Probe(LogSys56):
+        def preflush(self, target_lsn):
+            calls.append(target_lsn)
+            yield env.timeout(0.01)
+            oldest[0] = target_lsn
+            if len(calls) == 1:      # meanwhile another thread's mtr commit finds the age past sync
+                st.lsn += 4 * MIB
+                st.check_flush_or_checkpoint = True
+            return True
+
+    ls = Probe(env, st, pool, None, None, None, lim, SimpleNamespace(log_buffer_size_bytes=16 * MIB))
+    env.process(ls.log_check_margins(lambda kind: None))
+    env.run()
+    assert len(calls) == 2
+    assert not st.check_flush_or_checkpoint
+    assert ls.in_margin == 0
