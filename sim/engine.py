@@ -37,7 +37,7 @@ from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, startup_instances,
 GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
           "Innodb_buffer_pool_pages_free", "device_queue_depth", "fs_lock_wait_s",
           "buffer_flush_n_to_flush_requested", "buffer_flush_pct_for_lsn", "buffer_flush_avg_page_rate",
-          "threads_in_log_check_margins", "trx_queue")
+          "threads_in_log_check_margins", "trx_queue", "device_busy_s")
 
 
 @dataclass
@@ -60,6 +60,7 @@ class EngineResult:
     n_pages: int
     frames: int
     redo_capacity_bytes: int
+    device_units: int = 1           # the device profile's parallelism (for device_busy_pct)
     warnings: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     final_checks: dict = field(default_factory=dict)
@@ -272,7 +273,7 @@ class Server:
                                   pool.dirty_pages(), pool.free_pages(), self.device.outstanding(env.now),
                                   self.fil.tally.lock_wait_s, g["buffer_flush_n_to_flush_requested"],
                                   g["buffer_flush_pct_for_lsn"], g["buffer_flush_avg_page_rate"],
-                                  self.logsys.in_margin, self.users.queued)
+                                  self.logsys.in_margin, self.users.queued, self.device.busy_s(env.now))
             if self.check_every_s and env.now >= next_check:
                 next_check += self.check_every_s
                 self.check_now()
@@ -343,7 +344,8 @@ class Server:
             counters=self.counter_rows, gauges=self.gauge_rows, thread_s=self.users.acc[:, : self.n_ticks],
             commit_t=np.asarray(self.users.commit_t), latency_s=np.asarray(self.users.latency_s),
             n_instances=self.pool.n_instances, n_pages=self.n_pages, frames=self.pool.total_frames,
-            redo_capacity_bytes=self.limits.configured_bytes, warnings=self.warnings, wall_s=wall,
+            redo_capacity_bytes=self.limits.configured_bytes, device_units=self.device.profile.parallelism,
+            warnings=self.warnings, wall_s=wall,
             final_checks={"violations": list(self.violations)})
 
 

@@ -91,6 +91,8 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     fsw_last = fsw[last]
     cols["fs_lock_wait_s"] = np.diff(np.concatenate([[0.0], fsw_last]))
     cols["device_queue_depth"] = g[:, gi["device_queue_depth"]]
+    busy = result.gauges[:, gi["device_busy_s"]][last]
+    cols["device_busy_pct"] = 100.0 * np.diff(np.concatenate([[0.0], busy])) / (result.device_units * dt)
     cols["trx_queue"] = g[:, gi["trx_queue"]]           # open loop: arrived, not yet taken by a user
     cols["buffer_flush_n_to_flush_requested"] = g[:, gi["buffer_flush_n_to_flush_requested"]]
     cols["buffer_flush_pct_for_lsn"] = g[:, gi["buffer_flush_pct_for_lsn"]]
@@ -206,6 +208,9 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "modified_age_max_pct": float(mb["modified_age_pct"].max()) if len(mb) else 0.0,
         "pages_flushed_per_s": {k: float(m1[c].sum() / max(len(m1), 1)) for k, c in FLUSH_KIND_COUNTER.items()},
         "pages_flushed_per_s_total": float(m1["pages_flushed"].sum() / max(len(m1), 1)),
+        "device_busy_pct_mean": float(m1["device_busy_pct"].mean()) if len(m1) else 0.0,
+        "device_busy_pct_max_1s": float(m1["device_busy_pct"].max()) if len(m1) else 0.0,
+        "device_queue_depth_mean": float(mb["device_queue_depth"].mean()) if len(mb) else 0.0,
         "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
         "log_bin": result.settings.log_bin,
         "sync_binlog": result.settings.sync_binlog,

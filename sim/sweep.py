@@ -38,6 +38,7 @@ METRICS = (
     "pages_flushed_per_s_adaptive", "pages_flushed_per_s_background", "pages_flushed_per_s_sync",
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
     "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
+    "device_busy_pct_mean", "device_busy_pct_max_1s",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -57,6 +58,8 @@ METRIC_LABELS = {
     "innodb_queue_threads_mean": "threads waiting to enter InnoDB (mean; innodb_thread_concurrency)",
     "trx_queue_mean": "transactions queued for a user (mean; workload.rate)",
     "trx_queue_max": "transactions queued for a user (max; workload.rate)",
+    "device_busy_pct_mean": "device busy (% of its units' time, mean)",
+    "device_busy_pct_max_1s": "device busy (% of its units' time, highest second)",
 }
 
 
@@ -229,6 +232,8 @@ def metrics_row(s: dict) -> dict:
         "pages_flushed_per_s_total": s["pages_flushed_per_s_total"],
         "innodb_queue_threads_mean": s.get("innodb_queue_threads_mean", 0.0),
         "trx_queue_mean": s.get("trx_queue_mean", 0.0), "trx_queue_max": s.get("trx_queue_max", 0),
+        "device_busy_pct_mean": s.get("device_busy_pct_mean", 0.0),
+        "device_busy_pct_max_1s": s.get("device_busy_pct_max_1s", 0.0),
     }
 
 

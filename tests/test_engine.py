@@ -544,3 +544,22 @@ def test_mariadb_binlog_commit_wait_is_the_same_wait_only_with_a_count():
     assert per_group_waiting > per_group
     with pytest.raises(InputError, match="no such variable"):
         scenario_from_dict(small_doc(server__binlog_commit_wait_count=6), "t")
+
+
+@pytest.mark.parametrize("device", ["seed-12core-disks-2012", "fusionio-2012"])
+def test_device_busy_series_adds_up_to_the_devices_work(device):
+    """device_busy_pct per interval is between 0 and 100 % and sums to the unit time of the I/Os
+    the device served over the run."""
+    srv = Server(scenario_from_dict(small_doc(hardware__device=device), "t"))
+    res = srv.run()
+    df = frame(res, 0.1)
+    busy = df["device_busy_pct"].to_numpy()
+    assert busy.min() >= 0.0 and busy.max() <= 100.0 + 1e-6
+    worked_s = busy.sum() / 100.0 * res.device_units * 0.1
+    # Every I/O's service time, admitted up to the run's end (the last few ms of it past the
+    # last tick): the series leaves out only that tail.
+    admitted_s = srv.device.stats.busy_sum_s
+    assert 0.0 < worked_s <= admitted_s
+    assert worked_s == pytest.approx(admitted_s, rel=0.02)
+    s = summary(res)
+    assert s["device_busy_pct_mean"] == pytest.approx(frame(res, 1.0)["device_busy_pct"].mean())
