@@ -14,7 +14,9 @@
   (log_preflush_pool_modified_pages = buf_flush_list(ULINT_MAX, target) then
   buf_flush_wait_batch_end(NULL, LIST)); if an instance was busy it counts buffer_flush_sync_waits,
   sets the flag again and loops. Beyond max_checkpoint_age_async it writes a checkpoint (and waits
-  for it, looping, beyond max_checkpoint_age).
+  for it, looping, beyond max_checkpoint_age). log_check_margins repeats all this while the flag is
+  set (its do-while), so a thread whose preflush succeeded goes round again when another thread's
+  log_close set the flag meanwhile.
 """
 
 from __future__ import annotations
