@@ -496,17 +496,42 @@ class Device:
             service /= 1.0 - (1.0 - f) * purity
         if noise is not None:
             service *= noise()
+        # Striped: the unit the address maps to; pooled (-1): the unit that frees first.
+        u = int(self._unit.next() * len(self._units)) if self._striped_op[op] else -1
+        start = self._book(now, service, u)
+        end = start + service
+        done = end + pipeline
+        bisect.insort(self._inflight, done)
+        if op == WRITE:
+            if self._wc_bytes:
+                done = self._cache_ack(now, size, done)
+            if self.profile.gc_erases_per_write > 0.0 and self._unit.next() < self.profile.gc_erases_per_write:
+                # An erase seizes the unit that frees first, as a background GC would.
+                self._seize(now, self.profile.gc_stall_s)
+                self.stats.gc_stalls += 1
+        self._count(op, size, now, start, done, service)
+        return done
+
+    def _count(self, op: str, size: int, now: float, start: float, done: float, service: float) -> None:
+        """One I/O in the stats: admitted at now, started at start, acknowledged at done."""
+        st = self.stats
+        st.ops[op] += 1
+        st.bytes[op] += size
+        st.latency_sum_s += done - now
+        st.queue_wait_sum_s += start - now
+        st.busy_sum_s += service
+
+    def _book(self, now: float, service: float, u: int) -> float:
+        """Give `service` of unit time to unit u (-1: the unit that can start it first) for an I/O
+        admitted at `now`; return its start."""
         units = self._units
-        striped = self._striped_op[op]
-        if striped:
-            u = int(self._unit.next() * len(units))     # the unit the address maps to
         present = self.env.now
         if self._has_gaps or now > present:
             # Admitted ahead of the present, or idle time before a unit's queued work exists.
             gaps = self._gaps
             if self._has_gaps:
                 self._forget_gaps(present)
-            if striped:
+            if u >= 0:
                 start, idx = gaps[u].earliest_start(units[u], now, service)
             else:
                 best = None
@@ -517,30 +542,13 @@ class Device:
                         best, u, start, idx = key, v, st_v, idx_v
             units[u] = gaps[u].book(units[u], start, service, idx, present)
             self._has_gaps = any(gaps)
-            end = start + service
-        else:
-            if not striped:
-                u = units.index(min(units))             # the unit that frees first (the first such)
-            free = units[u]
-            start = now if free < now else free
-            end = start + service
-            units[u] = end
-        done = end + pipeline
-        bisect.insort(self._inflight, done)
-        if op == WRITE:
-            if self._wc_bytes:
-                done = self._cache_ack(now, size, done)
-            if self.profile.gc_erases_per_write > 0.0 and self._unit.next() < self.profile.gc_erases_per_write:
-                # An erase seizes the unit that frees first, as a background GC would.
-                self._seize(now, self.profile.gc_stall_s)
-                self.stats.gc_stalls += 1
-        st = self.stats
-        st.ops[op] += 1
-        st.bytes[op] += size
-        st.latency_sum_s += done - now
-        st.queue_wait_sum_s += start - now
-        st.busy_sum_s += service
-        return done
+            return start
+        if u < 0:
+            u = units.index(min(units))                 # the unit that frees first (the first such)
+        free = units[u]
+        start = now if free < now else free
+        units[u] = start + service
+        return start
 
     def schedule_sized(self, now: float, op: str, size: int) -> float:
         """Admit an I/O of any size: one larger than the largest measured block is split into
@@ -578,35 +586,13 @@ class Device:
             service *= mix_multiplier(self._read_ewma, m50)
         if noise is not None:
             service *= noise()
-        units = self._units
         self.outstanding(now)                           # drops completed entries: bounded memory
-        present = self.env.now
-        if self._has_gaps or now > present:
-            gaps = self._gaps
-            if self._has_gaps:
-                self._forget_gaps(present)
-            best = None
-            for v in range(len(units)):
-                st_v, idx_v = gaps[v].earliest_start(units[v], now, service)
-                key = (st_v, units[v])
-                if best is None or key < best:
-                    best, u, start, idx = key, v, st_v, idx_v
-            units[u] = gaps[u].book(units[u], start, service, idx, present)
-            self._has_gaps = any(gaps)
-        else:
-            u = units.index(min(units))
-            start = now if units[u] < now else units[u]
-            units[u] = start + service
+        start = self._book(now, service, -1)
         end = start + service + pipeline
         bisect.insort(self._inflight, end)
         done = self._cache_ack(now, size, end)
-        st = self.stats
-        st.ops[WRITE] += 1
-        st.bytes[WRITE] += size
-        st.latency_sum_s += done - now
-        st.queue_wait_sum_s += start - now
-        st.busy_sum_s += service
-        st.appends += 1
+        self._count(WRITE, size, now, start, done, service)
+        self.stats.appends += 1
         return done
 
     def _schedule_spread(self, now: float, op: str, size: int, n: int) -> float:
