@@ -34,6 +34,13 @@ class LogSysMariaDB(LogSys56):
             st.check_flush_or_checkpoint = True
         self.cleaner.flush_ahead(st.lsn - lim.max_modified_age_async, furious)
 
+    def log_close_check(self) -> None:
+        """log_close's flag test only (furious flushing); its flush-ahead request is made once per
+        batch of mtrs, by log_close."""
+        st = self.st
+        if st.lsn - st.last_checkpoint_lsn >= self.limits.max_checkpoint_age:
+            st.check_flush_or_checkpoint = True
+
     at_capacity = ("MariaDB's log_close prints \"Crash recovery is broken due to insufficient "
                    "innodb_log_file_size\" there (log_overwrite_warning) and goes on")
     capacity_name = "log_capacity"

@@ -387,6 +387,7 @@ class UserThreads:
             self.pending = []
             pend.sort()
         log = self.log
+        self.logsys.log_close_check()
         if log.check_flush_or_checkpoint:                      # log_free_check
             for t, th in pend:
                 if not self.resumed[th]:

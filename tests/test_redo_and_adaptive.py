@@ -207,3 +207,31 @@ def test_margin_loop_runs_again_when_another_thread_set_the_flag_meanwhile():
     assert len(calls) == 2
     assert not st.check_flush_or_checkpoint
     assert ls.in_margin == 0
+
+
+def test_log_free_check_sees_the_flag_other_threads_mtrs_would_set():
+    """log_close_check: the age test of log_close, run at a log_free_check (5.6: past the sync age
+    the flag is set again at once; MariaDB: only at furious flushing, without a flush-ahead request)."""
+    from types import SimpleNamespace
+    import simpy
+    from models.log_sys import LogState, LogSys56
+    from models.log_sys_mariadb import LogSysMariaDB
+
+    lim = log_calc_max_ages_56(GIB, 2, PAGE)
+    lsn = 50 * GIB
+    oldest = lsn - lim.max_modified_age_sync - MIB
+    st = LogState(lsn=lsn, flushed_lsn=lsn, written_lsn=lsn, last_checkpoint_lsn=oldest)
+    pool = SimpleNamespace(oldest_modification_all=lambda: oldest)
+    settings = SimpleNamespace(log_buffer_size_bytes=16 * MIB)
+    LogSys56(simpy.Environment(), st, pool, None, None, None, lim, settings).log_close_check()
+    assert st.check_flush_or_checkpoint
+    st2 = LogState(lsn=lsn, flushed_lsn=lsn, written_lsn=lsn, last_checkpoint_lsn=lsn - MIB)
+    LogSys56(simpy.Environment(), st2, pool, None, None, None, lim, settings).log_close_check()
+    assert not st2.check_flush_or_checkpoint         # checkpoint age under the sync age: no check
+    mdb = LogSysMariaDB(simpy.Environment(), st2, pool, None, None, None,
+                        SimpleNamespace(max_checkpoint_age=2 * MIB), settings)
+    mdb.log_close_check()                            # cleaner is None: a flush-ahead call would fail
+    assert not st2.check_flush_or_checkpoint
+    st2.lsn += 2 * MIB
+    mdb.log_close_check()
+    assert st2.check_flush_or_checkpoint
