@@ -168,21 +168,29 @@ def pages_figure(df):
 
 
 def io_figure(df):
-    """Filesystem lock wait (s per s of run) and device queue depth (mean outstanding I/Os)."""
-    fig, ax = plt.subplots(figsize=(10, 3.2))
+    """The device (share of its units' time busy, queue depth: I/Os queued or in service, a cached
+    write until it is destaged) above the filesystem lock wait (s per s of run)."""
+    fig, (ax, ax3) = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
     dt = _interval_s(df)
-    ax.plot(df["time_s"], df["device_queue_depth"], color="tab:blue", label="device queue depth")
-    ax.set_ylabel("device queue depth")
+    ax.plot(df["time_s"], df["device_busy_pct"], color="tab:red", lw=0.9, label="device busy (%)")
+    ax.set_ylabel("device busy (%)")
+    ax.set_ylim(0, 105)
     ax2 = ax.twinx()
-    ax2.plot(df["time_s"], df["fs_lock_wait_s"] / dt, color="tab:brown", lw=0.9,
-             label="filesystem lock wait (s/s)")
-    ax2.set_ylabel("inode lock wait (s per s)")
-    ax.set_xlabel("time (s)")
+    ax2.plot(df["time_s"], df["device_queue_depth"], color="tab:blue", lw=0.9, label="device queue depth")
+    ax2.set_ylabel("queue depth")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
-    return _margins(fig, right_axis=True)
+    ax3.plot(df["time_s"], df["fs_lock_wait_s"] / dt, color="tab:brown", lw=0.9,
+             label="filesystem lock wait (s/s)")
+    ax3.set_ylabel("inode lock wait\n(s per s)")
+    ax3.set_xlabel("time (s)")
+    ax3.legend(loc="upper left", fontsize=8)
+    ax3.grid(alpha=0.3)
+    _margins(fig, right_axis=True)
+    fig.subplots_adjust(hspace=0.12)
+    return fig
 
 
 def overlay_figure(frames: dict, column: str, ylabel: str, per_s: bool = False, logy: bool = False,
