@@ -26,20 +26,18 @@ class LogSysMariaDB(LogSys56):
 
     def log_close(self) -> None:
         st, lim = self.st, self.limits
-        age = st.lsn - st.last_checkpoint_lsn
-        if age <= lim.max_modified_age_async:
+        if st.lsn - st.last_checkpoint_lsn <= lim.max_modified_age_async:
             return
-        furious = age >= lim.max_checkpoint_age
+        self.cleaner.flush_ahead(st.lsn - lim.max_modified_age_async, self.log_close_check())
+
+    def log_close_check(self) -> bool:
+        """log_close's flag test only: at furious flushing (max_checkpoint_age) set the flag and
+        return True. Its flush-ahead request is made once per batch of mtrs, by log_close."""
+        st = self.st
+        furious = st.lsn - st.last_checkpoint_lsn >= self.limits.max_checkpoint_age
         if furious:
             st.check_flush_or_checkpoint = True
-        self.cleaner.flush_ahead(st.lsn - lim.max_modified_age_async, furious)
-
-    def log_close_check(self) -> None:
-        """log_close's flag test only (furious flushing); its flush-ahead request is made once per
-        batch of mtrs, by log_close."""
-        st = self.st
-        if st.lsn - st.last_checkpoint_lsn >= self.limits.max_checkpoint_age:
-            st.check_flush_or_checkpoint = True
+        return furious
 
     at_capacity = ("MariaDB's log_close prints \"Crash recovery is broken due to insufficient "
                    "innodb_log_file_size\" there (log_overwrite_warning) and goes on")

@@ -87,12 +87,10 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     for name in RATE_COUNTERS:
         cols[name] = diff[:, COUNTERS.index(name)]
     cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in FLUSH_KIND_COUNTER.values())
-    fsw = result.gauges[:, gi["fs_lock_wait_s"]]
-    fsw_last = fsw[last]
-    cols["fs_lock_wait_s"] = np.diff(np.concatenate([[0.0], fsw_last]))
+    # Cumulative gauges (seconds so far), per interval.
+    cols["fs_lock_wait_s"] = np.diff(g[:, gi["fs_lock_wait_s"]], prepend=0.0)
     cols["device_queue_depth"] = g[:, gi["device_queue_depth"]]
-    busy = result.gauges[:, gi["device_busy_s"]][last]
-    cols["device_busy_pct"] = 100.0 * np.diff(np.concatenate([[0.0], busy])) / (result.device_units * dt)
+    cols["device_busy_pct"] = 100.0 * np.diff(g[:, gi["device_busy_s"]], prepend=0.0) / (result.device_units * dt)
     cols["trx_queue"] = g[:, gi["trx_queue"]]           # open loop: arrived, not yet taken by a user
     cols["buffer_flush_n_to_flush_requested"] = g[:, gi["buffer_flush_n_to_flush_requested"]]
     cols["buffer_flush_pct_for_lsn"] = g[:, gi["buffer_flush_pct_for_lsn"]]
