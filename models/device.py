@@ -14,7 +14,9 @@ destage backlog exceeds `write_cache.bytes` writers wait for the oldest writes t
 This is the usual write-back controller (e.g. LSI MegaRAID / Dell PERC with BBU, 512 MB-1 GB);
 reads are not cached and queue with the destage on the units. Writes that continue a sequential
 stream (the redo log, the binary log, the filesystem journal: `schedule_append`) are gathered in
-the cache and destaged at the bandwidth of the largest measured write.
+the cache and destaged at the bandwidth of the largest measured write. Two depths follow:
+`outstanding` counts every I/O not yet on the media (what the units and the depth curve see),
+`host_outstanding` those not yet acknowledged (what iostat's queue size shows the host).
 
 Scheduling uses the busy-until form (as FEMU's per-unit `next_avail_time`): an I/O submitted at t
 starts on the server that frees first, at max(t, free); FCFS k-server exactly, one SimPy event per I/O.
@@ -395,6 +397,9 @@ class Device:
         self._has_gaps = False
         self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
         self._inflight: list[float] = []
+        # With a write cache: when each I/O in _inflight is acknowledged to the host (a cached
+        # write long before its destage ends). Without one the two lists would be the same.
+        self._acked: list[float] = []
         self._read_ewma: float | None = None     # read share of recent I/Os (about the last 256)
         self._ewma_alpha = 1.0 / 256.0
         self._classes: dict[tuple[str, int], tuple] = {}
@@ -477,6 +482,29 @@ class Device:
             return len(inflight) - bisect.bisect_right(inflight, now)
         return len(inflight)
 
+    def _ack(self, now: float, ack_s: float) -> None:
+        """Note when an I/O admitted at `now` is acknowledged (devices with a write cache)."""
+        acked = self._acked
+        if len(acked) > 4096:
+            self.host_outstanding(now)                  # drops acknowledged entries: bounded memory
+        bisect.insort(acked, ack_s)
+
+    def host_outstanding(self, now: float) -> int:
+        """Requests the host has submitted and not yet seen acknowledged at `now` (what iostat's
+        queue size counts). Without a write cache this is `outstanding`; with one, a write leaves
+        it when the cache takes it, and `outstanding(now) - host_outstanding(now)` is the destage
+        backlog: writes acknowledged and not yet on the media."""
+        if not self._wc_bytes:
+            return self.outstanding(now)
+        acked = self._acked
+        present = self.env.now
+        horizon = now if now < present else present
+        if acked and acked[0] <= horizon:
+            del acked[:bisect.bisect_right(acked, horizon)]
+        if now > horizon:
+            return len(acked) - bisect.bisect_right(acked, now)
+        return len(acked)
+
     def schedule(self, now: float, op: str, size: int) -> float:
         """Admit one I/O at `now`; return its completion time. No SimPy involved."""
         c = self._classes.get((op, size)) or self._class(op, size)
@@ -502,9 +530,11 @@ class Device:
         end = start + service
         done = end + pipeline
         bisect.insort(self._inflight, done)
-        if op == WRITE:
-            if self._wc_bytes:
+        if self._wc_bytes:
+            if op == WRITE:
                 done = self._cache_ack(now, size, done)
+            self._ack(now, done)
+        if op == WRITE:
             if self.profile.gc_erases_per_write > 0.0 and self._unit.next() < self.profile.gc_erases_per_write:
                 # An erase seizes the unit that frees first, as a background GC would.
                 self._seize(now, self.profile.gc_stall_s)
@@ -591,6 +621,7 @@ class Device:
         end = start + service + pipeline
         bisect.insort(self._inflight, end)
         done = self._cache_ack(now, size, end)
+        self._ack(now, done)
         self._count(WRITE, size, now, start, done, service)
         self.stats.appends += 1
         return done
@@ -615,6 +646,7 @@ class Device:
         done = now
         busy = 0.0
         first_start = None
+        pieces = 0
         for j, u in enumerate(order):
             share = base + (1 if j < extra else 0)
             if share == 0:
@@ -627,9 +659,13 @@ class Device:
                 first_start = start
             end = start + work + pipeline
             bisect.insort(self._inflight, end)
+            pieces += 1
             done = max(done, end)
-        if op == WRITE and self._wc_bytes:
-            done = self._cache_ack(now, n * size, done)
+        if self._wc_bytes:
+            if op == WRITE:
+                done = self._cache_ack(now, n * size, done)
+            for _ in range(pieces):
+                self._ack(now, done)
         st = self.stats
         st.ops[op] += n
         st.bytes[op] += n * size

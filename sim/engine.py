@@ -37,7 +37,7 @@ from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, startup_instances,
 GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
           "Innodb_buffer_pool_pages_free", "device_queue_depth", "fs_lock_wait_s",
           "buffer_flush_n_to_flush_requested", "buffer_flush_pct_for_lsn", "buffer_flush_avg_page_rate",
-          "threads_in_log_check_margins", "trx_queue", "device_busy_s")
+          "threads_in_log_check_margins", "trx_queue", "device_busy_s", "device_write_backlog")
 
 
 @dataclass
@@ -264,16 +264,18 @@ class Server:
         env, tick = self.env, self.tick_s
         pool, log, c = self.pool, self.log, self.counters.values
         g = self.cleaner.gauges
+        dev = self.device
         next_check = self.check_every_s
         for k in range(self.n_ticks):
             yield env.timeout((k + 1) * tick - env.now)
             self.counter_rows[k] = [c[name] for name in COUNTERS]
             oldest = pool.oldest_modification_all()
             self.gauge_rows[k] = (log.lsn, log.last_checkpoint_lsn, oldest if oldest else log.lsn,
-                                  pool.dirty_pages(), pool.free_pages(), self.device.outstanding(env.now),
+                                  pool.dirty_pages(), pool.free_pages(), dev.host_outstanding(env.now),
                                   self.fil.tally.lock_wait_s, g["buffer_flush_n_to_flush_requested"],
                                   g["buffer_flush_pct_for_lsn"], g["buffer_flush_avg_page_rate"],
-                                  self.logsys.in_margin, self.users.queued, self.device.busy_s(env.now))
+                                  self.logsys.in_margin, self.users.queued, dev.busy_s(env.now),
+                                  dev.outstanding(env.now) - dev.host_outstanding(env.now))
             if self.check_every_s and env.now >= next_check:
                 next_check += self.check_every_s
                 self.check_now()

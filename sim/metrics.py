@@ -89,7 +89,8 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in FLUSH_KIND_COUNTER.values())
     # Cumulative gauges (seconds so far), per interval.
     cols["fs_lock_wait_s"] = np.diff(g[:, gi["fs_lock_wait_s"]], prepend=0.0)
-    cols["device_queue_depth"] = g[:, gi["device_queue_depth"]]
+    cols["device_queue_depth"] = g[:, gi["device_queue_depth"]]          # submitted, not acknowledged
+    cols["device_write_backlog"] = g[:, gi["device_write_backlog"]]      # acknowledged, not destaged
     cols["device_busy_pct"] = 100.0 * np.diff(g[:, gi["device_busy_s"]], prepend=0.0) / (result.device_units * dt)
     cols["trx_queue"] = g[:, gi["trx_queue"]]           # open loop: arrived, not yet taken by a user
     cols["buffer_flush_n_to_flush_requested"] = g[:, gi["buffer_flush_n_to_flush_requested"]]
@@ -209,6 +210,7 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "device_busy_pct_mean": float(m1["device_busy_pct"].mean()) if len(m1) else 0.0,
         "device_busy_pct_max_1s": float(m1["device_busy_pct"].max()) if len(m1) else 0.0,
         "device_queue_depth_mean": float(mb["device_queue_depth"].mean()) if len(mb) else 0.0,
+        "device_write_backlog_mean": float(mb["device_write_backlog"].mean()) if len(mb) else 0.0,
         "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
         "log_bin": result.settings.log_bin,
         "sync_binlog": result.settings.sync_binlog,

@@ -168,9 +168,12 @@ def pages_figure(df):
 
 
 def io_figure(df):
-    """The device (share of its units' time busy, queue depth: I/Os queued or in service, a cached
-    write until it is destaged) above the filesystem lock wait (s per s of run)."""
-    fig, (ax, ax3) = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
+    """The device (share of its units' time busy; queue depth: I/Os submitted and not yet
+    acknowledged), with a write cache the acknowledged writes not yet destaged in a panel of their
+    own, and the filesystem lock wait (s per s of run)."""
+    cached = "device_write_backlog" in df and bool(df["device_write_backlog"].any())
+    fig, axes = plt.subplots(3 if cached else 2, 1, figsize=(10, 6.4 if cached else 4.6), sharex=True)
+    ax, ax3 = axes[0], axes[-1]
     dt = _interval_s(df)
     ax.plot(df["time_s"], df["device_busy_pct"], color="tab:red", lw=0.9, label="device busy (%)")
     ax.set_ylabel("device busy (%)")
@@ -182,6 +185,13 @@ def io_figure(df):
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
+    if cached:
+        axc = axes[1]
+        axc.plot(df["time_s"], df["device_write_backlog"], color="tab:purple", lw=0.9,
+                 label="write cache: acknowledged, not destaged")
+        axc.set_ylabel("writes")
+        axc.legend(loc="upper left", fontsize=8)
+        axc.grid(alpha=0.3)
     ax3.plot(df["time_s"], df["fs_lock_wait_s"] / dt, color="tab:brown", lw=0.9,
              label="filesystem lock wait (s/s)")
     ax3.set_ylabel("inode lock wait\n(s per s)")

@@ -37,8 +37,10 @@ def summary_text(s: dict) -> str:
         "pages flushed per s: " + ", ".join(f"{k} {v:,.0f}" for k, v in s["pages_flushed_per_s"].items())
         + f" (total {s['pages_flushed_per_s_total']:,.0f})",
         (f"device: busy {s['device_busy_pct_mean']:.0f}% of its units' time (highest second "
-         f"{s['device_busy_pct_max_1s']:.0f}%), {s['device_queue_depth_mean']:,.1f} I/Os queued or in service "
-         "on average (a cached write counts until it is destaged)"
+         f"{s['device_busy_pct_max_1s']:.0f}%), {s['device_queue_depth_mean']:,.1f} I/Os submitted and not "
+         "yet acknowledged on average"
+         + (f"; its write cache holds {s['device_write_backlog_mean']:,.0f} acknowledged writes not yet "
+            "destaged" if s.get("device_write_backlog_mean") else "")
          if "device_busy_pct_mean" in s else ""),
         f"buffer_flush_sync_waits {s['buffer_flush_sync_waits']:,} (max {s['buffer_flush_sync_waits_max_per_s']:,}/s); "
         + (f"log_on_file_space_waits {s['log_on_file_space_waits']:,}; "

@@ -251,6 +251,43 @@ def test_write_cache_acknowledges_at_cache_latency_while_it_has_room():
     assert dev.schedule(0.0, READ, 4096) == pytest.approx(13e-3)
 
 
+def test_host_queue_depth_leaves_out_writes_the_cache_acknowledged():
+    """iostat's view (submitted, not acknowledged) against the destage backlog behind the cache."""
+    env = simpy.Environment()
+    dev = Device(env, _cached(10), np.random.default_rng(1))
+    for _ in range(12):
+        dev.schedule(0.0, WRITE, 4096)          # 10 acknowledged at 0.1 ms, 2 wait for room (1, 2 ms)
+    dev.schedule(0.0, READ, 4096)               # not cached: done after the 12 ms of destage
+    env.run(until=5e-4)
+    assert dev.outstanding(env.now) == 13       # every one still to reach the media
+    assert dev.host_outstanding(env.now) == 3   # the two waiting for room and the read
+    env.run(until=2.5e-3)
+    assert dev.host_outstanding(env.now) == 1
+    assert dev.outstanding(env.now) - dev.host_outstanding(env.now) == 10
+    env.run(until=20e-3)
+    assert dev.outstanding(env.now) == dev.host_outstanding(env.now) == 0
+
+
+def test_host_queue_depth_is_the_queue_depth_without_a_cache():
+    env = simpy.Environment()
+    dev = Device(env, simple_profile(k=2, cap=1000, lat=2e-3), np.random.default_rng(1))
+    for op in (WRITE, READ, WRITE, WRITE):
+        dev.schedule(0.0, op, 4096)
+    for t in (0.0, 1e-3, 2.5e-3, 4.5e-3):
+        env.run(until=t) if t else None
+        assert dev.host_outstanding(env.now) == dev.outstanding(env.now)
+
+
+def test_host_queue_bookkeeping_stays_bounded():
+    env = simpy.Environment()
+    dev = Device(env, _cached(100, cap=50_000, lat=1e-4), np.random.default_rng(1))
+    for i in range(10_000):
+        if i:
+            env.run(until=i * 1e-3)
+        dev.schedule(env.now, WRITE, 4096)
+    assert len(dev._acked) <= 4097
+
+
 def test_write_cache_drains_at_the_destage_rate():
     dev = Device(simpy.Environment(), _cached(100), np.random.default_rng(1))
     # 2000 writes/s offered to a 1000/s device: the cache fills in 0.1 s, then writers are held to 1000/s.

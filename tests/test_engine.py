@@ -563,3 +563,10 @@ def test_device_busy_series_adds_up_to_the_devices_work(device):
     assert worked_s == pytest.approx(admitted_s, rel=0.02)
     s = summary(res)
     assert s["device_busy_pct_mean"] == pytest.approx(frame(res, 1.0)["device_busy_pct"].mean())
+    # Queue depth is the host's view; the destage backlog exists only behind a write cache.
+    backlog = df["device_write_backlog"].to_numpy()
+    assert backlog.min() >= 0
+    if srv.device.profile.write_cache_bytes:
+        assert backlog.max() > 0
+    else:
+        assert backlog.max() == 0

@@ -82,7 +82,8 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     figure_block("buffer_flush_sync_waits per second (1 s)", sync_waits_figure(sec),
                  sec[["time_s", "buffer_flush_sync_waits"]], f"{key}-sync-waits")
     figure_block(f"Device busy and queue depth, filesystem lock wait ({resolution})", io_figure(df),
-                 df[["time_s", "fs_lock_wait_s", "device_queue_depth", "device_busy_pct"]], f"{key}-io")
+                 df[["time_s", "fs_lock_wait_s", "device_queue_depth", "device_write_backlog", "device_busy_pct"]],
+                 f"{key}-io")
 
 
 def render() -> None:
