@@ -65,3 +65,19 @@ def test_device_sensitivity_variant_is_the_assumed_profile_with_one_figure_chang
     assert {k: v for k, v in doc.items() if k not in ("name", "description")} == \
         {k: v for k, v in base.items() if k not in ("name", "description")}
     assert load_profile(str(path)).op_class("write", 16384).capacity_iops == 4500
+
+
+def test_device_sensitivity_cache_variants(tmp_path):
+    import json
+
+    from models.device import load_profile
+    from validation.device_sensitivity import PROFILE, variant_profile
+
+    base = json.loads(PROFILE.read_text())
+    small = json.loads(variant_profile(3000, None, tmp_path, cache_mb=64).read_text())
+    assert small["write_cache"] == dict(base["write_cache"], bytes=64 << 20)
+    none = variant_profile(3000, None, tmp_path, cache_mb=0)
+    assert "write_cache" not in json.loads(none.read_text())
+    assert load_profile(str(none)).write_cache_bytes == 0
+    assert {k: v for k, v in small.items() if k not in ("name", "description", "write_cache")} == \
+        {k: v for k, v in base.items() if k not in ("name", "description", "write_cache")}

@@ -12,9 +12,11 @@ move with the device and, say, the workload together.
 
 `--merge` / `--no-merge` turn the block layer's merging of adjacent page writes
 (`merge_adjacent_writes`) on or off; the shipped profile has it on since 2026-11-25.
+`--cache-mb` sets the controller's write cache (one variant per size and write capacity; 0 removes
+it, so every write waits for its unit); the shipped profile has 256 MB since 2026-11-26.
 
 Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4]
-       [--merge | --no-merge] [--set workload.hot_data_pct=3 ...] [--jobs 2]
+       [--merge | --no-merge] [--cache-mb 0 64 256] [--set workload.hot_data_pct=3 ...] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -30,24 +32,37 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from models.device import load_profile  # noqa: E402
+from models.errors import InputError  # noqa: E402
 from validation.flushing import _run_one, evaluate, load_reference  # noqa: E402
 
 PROFILE = ROOT / "models" / "profiles" / "seed-12core-disks-2012.json"
 PAGE = "16384"
 
 
-def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool | None = None) -> Path:
+def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool | None = None,
+                    cache_mb: float | None = None) -> Path:
     doc = json.loads(PROFILE.read_text())
+    cache = ""
+    if cache_mb is not None:
+        if cache_mb > 0:
+            doc["write_cache"] = dict(doc.get("write_cache", {"latency_s": 1e-4}), bytes=int(cache_mb * 2**20))
+            cache = f", write cache {cache_mb:g} MB"
+        else:
+            doc.pop("write_cache", None)
+            cache = ", no write cache"
     cls = doc["classes"]["write"][PAGE]
     cls["capacity_iops"] = write_iops
     if latency_s is not None:
         cls["latency_qd1_s"] = latency_s
     if merge is not None:
         doc["merge_adjacent_writes"] = merge
-    doc["name"] = f"{doc['name']}-w{write_iops:g}"
+    tag = f"w{write_iops:g}" + ("" if cache_mb is None else f"-c{cache_mb:g}")
+    doc["name"] = f"{doc['name']}-{tag}"
     doc["description"] = (f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py"
-                          f"{'' if merge is None else (', adjacent page writes merged' if merge else ', no write merging')}.")
-    path = folder / f"w{write_iops:g}.json"
+                          f"{'' if merge is None else (', adjacent page writes merged' if merge else ', no write merging')}"
+                          f"{cache}.")
+    path = folder / f"{tag}.json"
     path.write_text(json.dumps(doc))
     return path
 
@@ -69,21 +84,36 @@ def main() -> int:
                          help="let the block layer merge adjacent page writes (profile key merge_adjacent_writes)")
     merging.add_argument("--no-merge", dest="merge", action="store_false",
                          help="charge every page write as its own request (the profile before 2026-11-25)")
+    ap.add_argument("--cache-mb", type=float, nargs="+", default=None,
+                    help="write cache sizes in MB to try with each write capacity (0: none; the profile has 256)")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     rows = [r for r in load_reference() if r.scenario.startswith("seed-dbt2-") and "32core" not in r.scenario]
     names = sorted({r.scenario for r in rows} | {r.b for r in rows if r.b})
     with tempfile.TemporaryDirectory(prefix="innosim-devsens-") as tmp:
         latency = None if args.latency_ms is None else args.latency_ms / 1000.0
-        devices = {w: str(variant_profile(w, latency, Path(tmp), args.merge)) for w in args.write_iops}
+        caches = args.cache_mb if args.cache_mb is not None else [None]
+        if any(c is not None and c < 0 for c in caches):
+            ap.error("--cache-mb: sizes are 0 (no cache) or more")
+        devices = {(w, c): str(variant_profile(w, latency, Path(tmp), args.merge, c))
+                   for w in args.write_iops for c in caches}
+        for (w, _c), path in devices.items():
+            try:
+                load_profile(path)
+            except InputError as e:              # e.g. a capacity the QD1 latency cannot give
+                print(f"device_sensitivity.py: --write-iops {w:g}: {e}; a lower capacity needs a longer "
+                      "--latency-ms", file=sys.stderr)
+                return 2
         with ProcessPoolExecutor(max(1, args.jobs)) as ex:
             runs = dict(ex.map(_run, [(n, d, tuple(args.set)) for d in devices.values() for n in names]))
-    for w, device in devices.items():
+    for (w, c), device in devices.items():
         results = [evaluate(r, {n: runs[(n, device)] for n in names}) for r in rows]
         passed = sum(1 for x in results if x.ok is True)
         failed = sum(1 for x in results if x.ok is False)
         merged = "" if args.merge is None else (", adjacent writes merged" if args.merge else ", no write merging")
-        print(f"random 16K writes {w:g}/s{merged}{''.join(f', {x}' for x in args.set)}: {passed} passed, {failed} failed")
+        cache = "" if c is None else (f", write cache {c:g} MB" if c > 0 else ", no write cache")
+        print(f"random 16K writes {w:g}/s{merged}{cache}{''.join(f', {x}' for x in args.set)}: "
+              f"{passed} passed, {failed} failed")
         for x in results:
             verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")
             print(f"    {x.row.id:36s} published {x.published!s:>22}  simulated {x.simulated:10.4g}  {verdict}")
