@@ -470,17 +470,20 @@ class Device:
         nxt = self._noise_draws(cv)
         return 1.0 if nxt is None else nxt()
 
-    def outstanding(self, now: float) -> int:
-        """Requests submitted and not yet complete at `now`. Completions are forgotten only up to
-        the simulated present, so a count ahead of it does not lose requests still in flight now."""
-        inflight = self._inflight                    # completion times, ascending
+    def _pending(self, times: list[float], now: float) -> int:
+        """How many of `times` (ascending) lie after `now`. Entries are forgotten only up to the
+        simulated present, so a count ahead of it does not lose requests still pending now."""
         present = self.env.now
         horizon = now if now < present else present
-        if inflight and inflight[0] <= horizon:
-            del inflight[:bisect.bisect_right(inflight, horizon)]
+        if times and times[0] <= horizon:
+            del times[:bisect.bisect_right(times, horizon)]
         if now > horizon:
-            return len(inflight) - bisect.bisect_right(inflight, now)
-        return len(inflight)
+            return len(times) - bisect.bisect_right(times, now)
+        return len(times)
+
+    def outstanding(self, now: float) -> int:
+        """Requests submitted and not yet complete (on the media) at `now`."""
+        return self._pending(self._inflight, now)
 
     def _ack(self, now: float, ack_s: float) -> None:
         """Note when an I/O admitted at `now` is acknowledged (devices with a write cache)."""
@@ -494,16 +497,7 @@ class Device:
         queue size counts). Without a write cache this is `outstanding`; with one, a write leaves
         it when the cache takes it, and `outstanding(now) - host_outstanding(now)` is the destage
         backlog: writes acknowledged and not yet on the media."""
-        if not self._wc_bytes:
-            return self.outstanding(now)
-        acked = self._acked
-        present = self.env.now
-        horizon = now if now < present else present
-        if acked and acked[0] <= horizon:
-            del acked[:bisect.bisect_right(acked, horizon)]
-        if now > horizon:
-            return len(acked) - bisect.bisect_right(acked, now)
-        return len(acked)
+        return self._pending(self._acked if self._wc_bytes else self._inflight, now)
 
     def schedule(self, now: float, op: str, size: int) -> float:
         """Admit one I/O at `now`; return its completion time. No SimPy involved."""

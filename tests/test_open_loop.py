@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from models.errors import InputError
 from sim.config import scenario_from_dict
+from sim.engine import GAUGES
 from sim.metrics import summary
 from tests.test_engine import assert_engine_invariants, run_checked, small_doc, version_doc
 
@@ -43,7 +44,7 @@ def test_above_capacity_the_queue_and_the_latency_grow():
     assert_engine_invariants(srv, res)
     s = summary(res)
     assert s["tps_mean"] < 1.2 * closed["tps_mean"]           # the users serve what they can
-    q = res.gauges[:, -1]                                       # trx_queue, the last gauge
+    q = res.gauges[:, GAUGES.index("trx_queue")]
     assert q[len(q) // 2] < q[-1]                               # and the rest waits, longer and longer
     assert s["trx_queue_max"] > 1.5 * closed["tps_mean"]
     assert s["latency_ms"]["max"] > 1000.0
