@@ -499,14 +499,18 @@ class Device:
         backlog: writes acknowledged and not yet on the media."""
         return self._pending(self._acked if self._wc_bytes else self._inflight, now)
 
+    def _note_mix(self, is_read: float) -> float:
+        """Fold one I/O (1.0 a read, 0.0 a write) into the read share of recent I/Os; return it."""
+        ewma = self._read_ewma
+        ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
+        self._read_ewma = ewma
+        return ewma
+
     def schedule(self, now: float, op: str, size: int) -> float:
         """Admit one I/O at `now`; return its completion time. No SimPy involved."""
         c = self._classes.get((op, size)) or self._class(op, size)
         service, pipeline, _cv, curve, m50, noise = c
-        is_read = 1.0 if op == READ else 0.0
-        ewma = self._read_ewma
-        ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
-        self._read_ewma = ewma
+        ewma = self._note_mix(1.0 if op == READ else 0.0)
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
         n_outstanding = self.outstanding(now) + 1   # also drops completed entries: bounded memory
@@ -528,11 +532,11 @@ class Device:
             if op == WRITE:
                 done = self._cache_ack(now, size, done)
             self._ack(now, done)
-        if op == WRITE:
-            if self.profile.gc_erases_per_write > 0.0 and self._unit.next() < self.profile.gc_erases_per_write:
-                # An erase seizes the unit that frees first, as a background GC would.
-                self._seize(now, self.profile.gc_stall_s)
-                self.stats.gc_stalls += 1
+        gc = self.profile.gc_erases_per_write
+        if op == WRITE and gc > 0.0 and self._unit.next() < gc:
+            # An erase seizes the unit that frees first, as a background GC would.
+            self._seize(now, self.profile.gc_stall_s)
+            self.stats.gc_stalls += 1
         self._count(op, size, now, start, done, service)
         return done
 
@@ -604,10 +608,9 @@ class Device:
         largest = max(self.profile.classes[WRITE])
         service, pipeline, cv, _curve, m50, noise = self._class(WRITE, largest)
         service *= size / largest
-        ewma = self._read_ewma
-        self._read_ewma = 0.0 if ewma is None else ewma - self._ewma_alpha * ewma
+        ewma = self._note_mix(0.0)
         if m50 != 1.0:
-            service *= mix_multiplier(self._read_ewma, m50)
+            service *= mix_multiplier(ewma, m50)
         if noise is not None:
             service *= noise()
         self.outstanding(now)                           # drops completed entries: bounded memory
