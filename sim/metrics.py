@@ -18,6 +18,7 @@ from models.server import COUNTERS, FLUSH_KIND_COUNTER
 from models.versions import version as version_of
 from models.user_threads import STATE_NAMES
 from sim.engine import GAUGES, EngineResult
+from sim.settling import settling
 
 RATE_COUNTERS = [c for c in COUNTERS if c != "commits"]
 STALL_CAUSES = ("sync flush", "free-page wait", "log write wait", "binlog wait")
@@ -232,6 +233,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "buffer_pool_instances": result.n_instances,
         "wall_s": result.wall_s,
         "realtime_ratio": (result.n_ticks * result.tick_s) / result.wall_s if result.wall_s > 0 else None,
+        # Whether the measured part left its start-up transient (MSER-5 on the 1 s series).
+        "settling": settling(sec, 1.0).as_dict() if "1s" in frames else None,
         "warnings": list(result.warnings),
     }
     return out

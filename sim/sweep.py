@@ -38,7 +38,7 @@ METRICS = (
     "pages_flushed_per_s_adaptive", "pages_flushed_per_s_background", "pages_flushed_per_s_sync",
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
     "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
-    "device_busy_pct_mean", "device_busy_pct_max_1s",
+    "device_busy_pct_mean", "device_busy_pct_max_1s", "steady_state",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -60,6 +60,7 @@ METRIC_LABELS = {
     "trx_queue_max": "transactions queued for a user (max; workload.rate)",
     "device_busy_pct_mean": "device busy (% of its units' time, mean)",
     "device_busy_pct_max_1s": "device busy (% of its units' time, highest second)",
+    "steady_state": "steady state reached (1 or 0, MSER-5; its mean: the share of replicates)",
 }
 
 
@@ -234,6 +235,9 @@ def metrics_row(s: dict) -> dict:
         "trx_queue_mean": s.get("trx_queue_mean", 0.0), "trx_queue_max": s.get("trx_queue_max", 0),
         "device_busy_pct_mean": s.get("device_busy_pct_mean", 0.0),
         "device_busy_pct_max_1s": s.get("device_busy_pct_max_1s", 0.0),
+        # 1 when the measured part left its start-up transient (sim.settling), None when too short to say.
+        "steady_state": (None if not s.get("settling") or s["settling"]["settled"] is None
+                         else float(s["settling"]["settled"])),
     }
 
 

@@ -108,6 +108,19 @@ def scenario_names(rows) -> list[str]:
     return names
 
 
+def unsettled_notes(results: list[RowResult], runs: dict) -> list[str]:
+    """A line for each scenario a failing row reads whose run had not left its start-up transient
+    (run["settling"], sim.settling), to read the disagreement against."""
+    from sim.settling import unsettled_brief
+
+    out = []
+    for name in scenario_names([r.row for r in results if r.ok is False]):
+        s = runs[name].get("settling")
+        if s and s["settled"] is False:
+            out.append(f"not settled: {name}: {unsettled_brief(s)}")
+    return out
+
+
 def run_scenarios(run_one, names: list[str], jobs: int) -> dict:
     """run_one(name) for every name, in worker processes when jobs > 1; results by name."""
     import os

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from validation.common import (RowResult, check_figure, counts, format_rows, reference_doc, run_scenarios, ScenarioSuiteResult,
-                               scenario_names)
+                               scenario_names, unsettled_notes)
 from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
@@ -56,12 +56,15 @@ def _run_one(name: str, overrides: tuple[str, ...] = ()) -> dict:
     from sim.config import load_scenario
     from sim.engine import Server
     from sim.metrics import frame
+    from sim.settling import settling
 
     scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=list(overrides))
     res = Server(scn).run()
-    return {"name": name, "sec": frame(res, 1.0), "ten": frame(res, 10.0), "wall_s": res.wall_s,
+    sec = frame(res, 1.0)
+    return {"name": name, "sec": sec, "ten": frame(res, 10.0), "wall_s": res.wall_s,
             "simulated_s": res.n_ticks * res.tick_s, "sync_age": res.limits.max_modified_age_sync,
-            "capacity": res.redo_capacity_bytes}
+            "capacity": res.redo_capacity_bytes,
+            "settling": settling(sec, 1.0).as_dict()}
 
 
 def metric_value(metric: str, run: dict, from_s: float) -> float:
@@ -115,7 +118,8 @@ def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
 class SuiteResult(ScenarioSuiteResult):
     def to_json(self) -> dict:
         return {"suite": SUITE, "rows": [r.to_json(case_label(r.row)) for r in self.rows], "ok": self.ok,
-                "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"]} for k, v in self.runs.items()}}
+                "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"], "settling": v.get("settling")}
+                         for k, v in self.runs.items()}}
 
 
 def run_suite(jobs: int = 1) -> SuiteResult:
@@ -136,6 +140,7 @@ def format_table(res: SuiteResult) -> str:
         elif r.ok is False:
             text.append(f"DISAGREES with the article: {r.row.id}: published {_fmt(r.published)}, "
                         f"simulated {_fmt(r.simulated)} ({r.row.where})")
+    text += unsettled_notes(res.rows, res.runs)
     n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())
     wall = sum(v["wall_s"] for v in res.runs.values())

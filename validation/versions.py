@@ -18,7 +18,8 @@ import numpy as np
 from models.redo import redo_limits
 from models.versions import version as version_of
 from sim.units import parse_size_bytes
-from validation.common import RowResult, counts, reference_doc, run_scenarios, ScenarioSuiteResult, scenario_names
+from validation.common import (RowResult, counts, reference_doc, run_scenarios, ScenarioSuiteResult, scenario_names,
+                               unsettled_notes)
 from validation.common import fmt_value as _fmt
 
 SUITE = "versions"
@@ -81,12 +82,15 @@ def _run_one(name: str, overrides: tuple[str, ...] = ()) -> dict:
     from sim.config import load_scenario
     from sim.engine import Server
     from sim.metrics import frame
+    from sim.settling import settling
 
     scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=list(overrides))
     res = Server(scn).run()
-    return {"name": name, "sec": frame(res, 1.0), "fine": frame(res, 0.1), "wall_s": res.wall_s,
+    sec = frame(res, 1.0)
+    return {"name": name, "sec": sec, "fine": frame(res, 0.1), "wall_s": res.wall_s,
             "simulated_s": res.n_ticks * res.tick_s, "limits": res.limits, "capacity": res.redo_capacity_bytes,
-            "version": scn.server.version}
+            "version": scn.server.version,
+            "settling": settling(sec, 1.0).as_dict()}
 
 
 def _wait_onsets_pct(run: dict, from_s: float, column: str) -> float | None:
@@ -210,7 +214,8 @@ class SuiteResult(ScenarioSuiteResult):
             d["tolerance_unit"] = "pp" if r.row.check.endswith("_pp") else "relative"
             out.append(d)
         return {"suite": SUITE, "rows": out, "ok": self.ok,
-                "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"], "version": v["version"]}
+                "runs": {k: {"simulated_s": v["simulated_s"], "wall_s": v["wall_s"], "version": v["version"],
+                             "settling": v.get("settling")}
                          for k, v in self.runs.items()}}
 
 
@@ -249,6 +254,7 @@ def format_table(res: SuiteResult) -> str:
         if r.ok is False:
             text.append(f"DISAGREES: {r.row.id}: published {_fmt(r.published)}, simulated {_fmt(r.simulated)} "
                         f"({r.row.where})")
+    text += unsettled_notes(res.rows, res.runs)
     n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())
     wall = sum(v["wall_s"] for v in res.runs.values())
