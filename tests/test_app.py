@@ -91,6 +91,9 @@ def test_what_if_runs_a_scenario_and_shows_figures_numbers_and_stalls():
     assert any("Stalls at 1 s" in m.value for m in at.markdown)
     # A stall table with its causes (128M of redo for this load stalls in sync flushing).
     assert at.dataframe and "sync flush" in set(at.dataframe[0].value["cause"])
+    # Whether the 20 s left their start-up is said under the headline figures.
+    said = [e.value for e in list(at.caption) + list(at.info) if e.value.startswith("Steady state: ")]
+    assert len(said) == 1
     # Another resolution redraws from the same run.
     at.select_slider[0].set_value("100 ms").run()
     assert not at.exception
@@ -405,6 +408,17 @@ def test_learn_open_loop_step_shows_the_queue():
     # 3,500/s offered on the default scenario: served, but sync-flush pauses queue the arrivals.
     assert int(metrics["queue max"].replace(",", "")) > 100
     assert len(at.get("image")) == 2
+
+
+def test_learn_start_up_step_says_where_the_start_ends():
+    at = AppTest.from_function(_learn, default_timeout=240).run()
+    at.selectbox(key="learn-walk").set_value("Buffer pool instances and sync flushing").run()
+    radio = at.radio(key="learn-step-Buffer pool instances and sync flushing")
+    radio.set_value(next(o for o in radio.options if "Start-up" in o)).run()
+    assert not at.exception, at.exception
+    # 120 s of the default scenario: its first crossing is over well before half the run.
+    line = next(c.value for c in at.caption if c.value.startswith("Steady state: "))
+    assert "ends the start-up transient" in line and "120 s measured" in line
 
 
 def test_learn_versions_walk_runs_each_version():
