@@ -195,6 +195,10 @@ def test_compare_runs_two_configurations_on_the_same_axes():
     row = table[table["metric"] == "commits/s (mean)"].iloc[0]
     assert row["A"] > 100 and row["B"] > 100
     assert row["B - A"] == pytest.approx(row["B"] - row["A"])
+    # Each side that had not left its start-up transient in its 20 s says so, by its letter.
+    steady = table[table["metric"].str.startswith("steady state reached")].iloc[0]
+    said = {i.value[0] for i in at.info if "steady state: not reached" in i.value}
+    assert said == {side for side in "AB" if steady[side] == 0.0}
 
 
 def test_compare_same_configuration_twice_gives_no_difference():

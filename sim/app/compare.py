@@ -12,6 +12,7 @@ from models.errors import InputError
 from sim.app.settings import apply, form_texts, overrides_from
 from sim.app.widgets import choose_scenario, figure_block, pasted_server_inputs, run_with_progress, settings_form
 from sim.plots import overlay_figure
+from sim.settling import settling_text
 from sim.sweep import METRIC_LABELS, METRICS, metrics_row
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s"}
@@ -66,6 +67,10 @@ def show_comparison(out_a: dict, out_b: dict, names: tuple[str, str], resolution
         col.metric(f"{row['metric']} (B)", f"{row['B']:,.1f}", delta=f"{row['B - A']:+,.1f} vs A",
                    delta_color="normal" if m.startswith("tps") else "inverse")
     st.dataframe(table.drop(columns="key"), hide_index=True)
+    for side, out in (("A", out_a), ("B", out_b)):
+        s = out["summary"].get("settling")
+        if s and s["settled"] is False:       # a difference read from a start-up transient is said so
+            st.info(f"{side}: {settling_text(s)}.")
     st.download_button("CSV", table.to_csv(index=False), "compare-summary.csv", "text/csv", key="csv-cmp-summary")
     label = RESOLUTIONS[resolution]
     fa, fb = out_a["frames"], out_b["frames"]
