@@ -499,6 +499,14 @@ class Device:
         backlog: writes acknowledged and not yet on the media."""
         return self._pending(self._acked if self._wc_bytes else self._inflight, now)
 
+    def queue_depths(self, now: float) -> tuple[int, int]:
+        """(host_outstanding, destage backlog) at `now`; without a write cache the backlog is 0 and
+        the in-flight list is counted once."""
+        if not self._wc_bytes:
+            return self._pending(self._inflight, now), 0
+        host = self._pending(self._acked, now)
+        return host, self._pending(self._inflight, now) - host
+
     def _note_mix(self, is_read: float) -> float:
         """Fold one I/O (1.0 a read, 0.0 a write) into the read share of recent I/Os; return it."""
         ewma = self._read_ewma

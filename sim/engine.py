@@ -270,13 +270,13 @@ class Server:
             yield env.timeout((k + 1) * tick - env.now)
             self.counter_rows[k] = [c[name] for name in COUNTERS]
             oldest = pool.oldest_modification_all()
-            host_q = dev.host_outstanding(env.now)
+            host_q, backlog = dev.queue_depths(env.now)
             self.gauge_rows[k] = (log.lsn, log.last_checkpoint_lsn, oldest if oldest else log.lsn,
                                   pool.dirty_pages(), pool.free_pages(), host_q,
                                   self.fil.tally.lock_wait_s, g["buffer_flush_n_to_flush_requested"],
                                   g["buffer_flush_pct_for_lsn"], g["buffer_flush_avg_page_rate"],
                                   self.logsys.in_margin, self.users.queued, dev.busy_s(env.now),
-                                  dev.outstanding(env.now) - host_q)
+                                  backlog)
             if self.check_every_s and env.now >= next_check:
                 next_check += self.check_every_s
                 self.check_now()

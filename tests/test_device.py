@@ -264,6 +264,7 @@ def test_host_queue_depth_leaves_out_writes_the_cache_acknowledged():
     env.run(until=2.5e-3)
     assert dev.host_outstanding(env.now) == 1
     assert dev.outstanding(env.now) - dev.host_outstanding(env.now) == 10
+    assert dev.queue_depths(env.now) == (1, 10)
     env.run(until=20e-3)
     assert dev.outstanding(env.now) == dev.host_outstanding(env.now) == 0
 
@@ -276,6 +277,7 @@ def test_host_queue_depth_is_the_queue_depth_without_a_cache():
     for t in (0.0, 1e-3, 2.5e-3, 4.5e-3):
         env.run(until=t) if t else None
         assert dev.host_outstanding(env.now) == dev.outstanding(env.now)
+        assert dev.queue_depths(env.now) == (dev.outstanding(env.now), 0)
 
 
 def test_host_queue_bookkeeping_stays_bounded():
