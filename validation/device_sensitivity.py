@@ -40,17 +40,21 @@ PROFILE = ROOT / "models" / "profiles" / "seed-12core-disks-2012.json"
 PAGE = "16384"
 
 
+def cache_label(cache_mb: float | None) -> str:
+    """How a variant's write cache is named in its description and in the printed results."""
+    if cache_mb is None:
+        return ""
+    return f", write cache {cache_mb:g} MB" if cache_mb > 0 else ", no write cache"
+
+
 def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool | None = None,
                     cache_mb: float | None = None) -> Path:
     doc = json.loads(PROFILE.read_text())
-    cache = ""
     if cache_mb is not None:
         if cache_mb > 0:
             doc["write_cache"] = dict(doc.get("write_cache", {"latency_s": 1e-4}), bytes=int(cache_mb * 2**20))
-            cache = f", write cache {cache_mb:g} MB"
         else:
             doc.pop("write_cache", None)
-            cache = ", no write cache"
     cls = doc["classes"]["write"][PAGE]
     cls["capacity_iops"] = write_iops
     if latency_s is not None:
@@ -61,7 +65,7 @@ def variant_profile(write_iops: float, latency_s: float | None, folder: Path, me
     doc["name"] = f"{doc['name']}-{tag}"
     doc["description"] = (f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py"
                           f"{'' if merge is None else (', adjacent page writes merged' if merge else ', no write merging')}"
-                          f"{cache}.")
+                          f"{cache_label(cache_mb)}.")
     path = folder / f"{tag}.json"
     path.write_text(json.dumps(doc))
     return path
@@ -111,8 +115,7 @@ def main() -> int:
         passed = sum(1 for x in results if x.ok is True)
         failed = sum(1 for x in results if x.ok is False)
         merged = "" if args.merge is None else (", adjacent writes merged" if args.merge else ", no write merging")
-        cache = "" if c is None else (f", write cache {c:g} MB" if c > 0 else ", no write cache")
-        print(f"random 16K writes {w:g}/s{merged}{cache}{''.join(f', {x}' for x in args.set)}: "
+        print(f"random 16K writes {w:g}/s{merged}{cache_label(c)}{''.join(f', {x}' for x in args.set)}: "
               f"{passed} passed, {failed} failed")
         for x in results:
             verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")
