@@ -133,3 +133,9 @@ def settling_text(s: dict | None) -> str:
                     if v["transient_ends_s"] is not None) + ")")
     return ("steady state: not reached: " + unsettled_brief(s) + ". The figures mix the start with the steady "
             "state: lengthen run.duration, or skip the start with run.warmup")
+
+
+def settling_sentence(s: dict | None) -> str:
+    """settling_text as a sentence for the app's pages; empty when the run is too short to judge."""
+    line = settling_text(s)
+    return line[0].upper() + line[1:] + "." if line else ""

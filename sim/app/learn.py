@@ -15,7 +15,7 @@ from sim.app.iobench_page import run_grid
 from sim.app.settings import apply, load_shipped
 from sim.app.widgets import figure_block, run_with_progress, stalls_1s_text
 from sim.metrics import stalls
-from sim.settling import settling_text
+from sim.settling import settling_sentence
 from sim.plots import (checkpoint_figure, flushing_figure, latency_figure, plt, queue_figure, resolutions_figure,
                        sync_waits_figure, tps_figure)
 
@@ -234,9 +234,9 @@ def _bp_walk(step: int, k: str) -> None:
     st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
     figure_block("Commits per second (1 s), stalls shaded by cause", tps_figure(sec, "1 s", st_df),
                  sec[["time_s", "tps"]], f"learn-bp-{step}-tps")
-    line = settling_text(s.get("settling"))
-    if line:
-        st.caption(line[0].upper() + line[1:] + ".")
+    sentence = settling_sentence(s.get("settling"))
+    if sentence:
+        st.caption(sentence)
     figure_block("Checkpoint age against the limits", checkpoint_figure(sec, s.get("limit_names")),
                  sec[["time_s", "checkpoint_age_pct", "log_max_modified_age_async_pct",
                       "log_max_modified_age_sync_pct", "log_max_checkpoint_age_pct"]], f"learn-bp-{step}-age")

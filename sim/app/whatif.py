@@ -12,7 +12,7 @@ from sim.app.widgets import (choose_scenario, figure_block, pasted_server_inputs
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, queue_figure,
                        sync_waits_figure, tps_figure)
-from sim.settling import settling_text
+from sim.settling import settling_sentence
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s", "60 s": "60s"}
 
@@ -36,9 +36,9 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     st.caption(f"Simulated server: {v.label} ({v.source}). Redo limits, % of the configured redo size: "
                + "; ".join(f"{s['limit_names'][k]} {p:.1f}%" for k, p in s["limits_pct"].items() if p is not None))
     show_summary(s)
-    line = settling_text(s.get("settling"))
-    if line:        # a run still in its start-up transient is said so where its figures are read
-        (st.caption if s["settling"]["settled"] else st.info)(line[0].upper() + line[1:] + ".")
+    sentence = settling_sentence(s.get("settling"))
+    if sentence:    # a run still in its start-up transient is said so where its figures are read
+        (st.caption if s["settling"]["settled"] else st.info)(sentence)
     if s.get("log_bin"):
         st.caption(f"Binary log on (sync_binlog {s['sync_binlog']}): {s['binlog_group_commits']:,} group "
                    f"commits, {s['binlog_commits'] / max(1, s['binlog_group_commits']):.1f} transactions "
