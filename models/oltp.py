@@ -43,7 +43,7 @@ class TxnProfile:
 PROFILES: dict[str, TxnProfile] = {
     # DBT2 / TPC-C mix (45% new-order, 43% payment, 4% each order-status, delivery, stock-level).
     "dbt2": TxnProfile("dbt2", pages_read_per_txn=24.0, pages_modified_per_txn=8.0,
-                       redo_bytes_per_txn=3000, cpu_s_per_txn=1.9e-3, serial_s_per_txn=1.5e-4,
+                       redo_bytes_per_txn=3200, cpu_s_per_txn=2.18e-3, serial_s_per_txn=1.5e-4,
                        hot_data_pct=5.0, hot_access_pct=95.0, binlog_bytes_per_txn=5000),
     # sysbench oltp_read_write: 10 point selects, 4 ranges, 2 updates, 1 delete + 1 insert.
     "sysbench": TxnProfile("sysbench", pages_read_per_txn=30.0, pages_modified_per_txn=4.0,
@@ -56,24 +56,23 @@ PROFILE_NOTES = {
         "Pages per transaction from the TPC-C mix (new-order touches ~10 stock rows, ~10 items, "
         "customer, district, warehouse and appends order lines; payment updates warehouse, district, "
         "customer and appends history), counting index pages above the leaves as hits. "
-        "cpu_s (1.9 ms) and serial_s (0.15 ms) were chosen by hand from the seed's two published "
-        "throughputs, 5500 commits/s on 12 cores and 6500 on 32 (shared/seeds/000, second post): a "
-        "CPU-bound 12-core box (12 / 1.9 ms = 6300/s) and a latch-bound 32-core one (1 / 0.15 ms = "
-        "6700/s). They were chosen while the simulated latch was still entered in CPU-start order, which held the two boxes at ~5700 and ~6400 commits/s before flushing starts; with the latch entered in arrival order they run at ~6300 and ~6600, and the constants were not re-fitted. The hot set (95% of modifications "
-        "on 5% of the pages) was chosen from the flush rate a page population needs, sum over pages of "
-        "1 / (W + 1/rate), for the seed's ~1500 pages/s with 3 GB of redo and ~1000 with 8 GB. redo_bytes "
-        "(3000) was fitted by simulation, in steps of 200 bytes, to the seed's three flush rates: ~1500 "
-        "pages/s (12 cores, 3 GB), ~1000 (12 cores, 8 GB) and ~2000 (32 cores, 3 GB); on 2026-11-25 "
-        "3000 gave 1630, 1025 and 2009 (2800: 1610, 931; 3200: 1637, 1113; 4000, the earlier analytic "
-        "fit: 1658, 1368, 1863), with the 12-core storage merging adjacent page writes. The 8 GB figure "
-        "is the mean of a 300 s run that has not settled (its flushing still ramps up; run for 900 s "
-        "it settles near 1,160-1,400 pages/s, README 'validate flushing'). These are "
-        "therefore fitted, not predicted; the drops, sync waits and checkpoint-age levels are not. "
-        "Since 2026-11-26 (the journal commit on every fsync that needs one, and the 12-core "
-        "storage's write cache) the 12-core box runs 6,298 commits/s and flushes 1,958 pages/s at "
-        "3 GB, 1,045 at 8 GB, and the 32-core one 2,016; the constants were not re-fitted (2.2 ms "
-        "of CPU gave 5,452 commits/s but no 8-instance drops, README 'fsync, fdatasync and the "
-        "filesystem journal'). "
+        "cpu_s and serial_s come from the seed's two published throughputs, 5500 commits/s on 12 "
+        "cores and 6500 on 32 (shared/seeds/000, second post). The simulated 12-core box is "
+        "CPU-bound (it commits 12 cores / cpu_s a second, 0.05% off in a 300 s run), so cpu_s = "
+        "12 / 5500 = 2.18 ms; the 32-core box is bound by the latch instead (1 / 0.15 ms = 6700/s "
+        "at most; it runs 6,440). The hot set (95% of modifications on 5% of the pages) was chosen "
+        "from the flush rate a page population needs, sum over pages of 1 / (W + 1/rate), for the "
+        "seed's ~1500 pages/s with 3 GB of redo and ~1000 with 8 GB. redo_bytes is fitted by "
+        "simulation, in steps of 200 bytes, to the seed's three flush rates: ~1500 pages/s (12 "
+        "cores, 3 GB), ~1000 (12 cores, 8 GB) and ~2000 (32 cores, 3 GB), each the mean from 120 s "
+        "of its 300 s scenario (seed-dbt2-1inst-3g, seed-dbt2-8inst-8g, "
+        "seed-dbt2-32core-ssd-8inst-3g), least squares of the relative errors. With cpu_s = 2.18 ms "
+        "(2026-11-26): 2800 gave 1654, 770, 1934; 3000 gave 1704, 848, 1987; 3200 gave 1754, 934, "
+        "1926; 3400 gave 1781, 1011, 1868; 3200 is kept. Until that day the profile had 1.9 ms and "
+        "3000 bytes, chosen while the simulated latch was entered in CPU-start order (which held the "
+        "12-core box near 5,700 commits/s); later engine changes had moved it to 6,300. These "
+        "figures are therefore fitted, not predicted; the drops, sync waits and checkpoint-age "
+        "levels are not. "
         "binlog_bytes (5000, row format with full row images) is estimated from the TPC-C row sizes "
         "(the TPC-C standard's table layouts, in the sizes commonly quoted from it: stock 306 bytes, "
         "customer 655, district 95, warehouse 89, order 24, new-order 8, order-line 54, history 46): an update logs the row before and after, an "
