@@ -81,3 +81,29 @@ def test_device_sensitivity_cache_variants(tmp_path):
     assert load_profile(str(none)).write_cache_bytes == 0
     assert {k: v for k, v in small.items() if k not in ("name", "description", "write_cache")} == \
         {k: v for k, v in base.items() if k not in ("name", "description", "write_cache")}
+
+
+def test_calibration_target_rows_are_marked_and_printed_apart():
+    """The rows whose figures the DBT2 profile is fitted to say so, in the table, the JSON and the
+    summary line; every other row checks a prediction."""
+    from validation.common import RowResult
+
+    rows = {r.id: r for r in flushing.load_reference()}
+    fitted = {i for i, r in rows.items() if r.fitted}
+    assert fitted == {"dbt2.12core.commits", "dbt2.32core.commits", "dbt2.3g.flush_rate",
+                      "dbt2.8g.flush_rate", "dbt2.32core.flush_rate"}
+    assert all("PROFILE_NOTES" in rows[i].fitted for i in fitted)
+    passed_fit = RowResult(rows["dbt2.3g.flush_rate"], 1500.0, 1600.0, 0.067, True)
+    failed_fit = RowResult(rows["dbt2.12core.commits"], 5500.0, 8000.0, 0.45, False)
+    passed = RowResult(rows["dbt2.8g.8inst.no_drops"], 0.0, 0.0, None, True)
+    run = {"sec": None, "wall_s": 1.0, "simulated_s": 300.0,
+           "settling": {"settled": True, "series": {}}}
+    res = flushing.SuiteResult([passed_fit, failed_fit, passed],
+                               {n: run for n in ("seed-dbt2-1inst-3g", "seed-dbt2-8inst-8g")})
+    text = flushing.format_table(res)
+    lines = {ln.split()[0]: ln for ln in text.splitlines() if ln.startswith("dbt2.")}
+    assert lines["dbt2.3g.flush_rate"].rstrip().endswith("ok (fitted)")
+    assert lines["dbt2.12core.commits"].rstrip().endswith("FAIL (fitted)")
+    assert lines["dbt2.8g.8inst.no_drops"].rstrip().endswith("ok")
+    assert "suite flushing: 2 passed (1 of them calibration targets, not predictions), 1 failed" in text
+    assert "fitted" in passed_fit.to_json("c") and "fitted" not in passed.to_json("c")

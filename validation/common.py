@@ -46,7 +46,13 @@ class RowResult:
             "ok": self.ok,
             "where": r.where,
             **({"reason": r.reason} if r.reason else {}),
+            **({"fitted": fitted(r)} if fitted(r) else {}),
         }
+
+
+def fitted(row) -> str:
+    """What a row's figure calibrates (its `fitted` key), or "" for a row that checks a prediction."""
+    return getattr(row, "fitted", "") or ""
 
 
 def check_figure(row, sim: float) -> RowResult:
@@ -72,6 +78,8 @@ def format_rows(results: list[RowResult], cases: list[str], metrics: list[str], 
     lines = []
     for r, case, metric in zip(results, cases, metrics):
         ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
+        if fitted(r.row) and r.ok is not None:
+            ok += " (fitted)"
         err = "-" if r.rel_error is None else f"{r.rel_error:+.1%}"
         lines.append((r.row.id, case, metric, fmt_value(r.published), fmt_value(r.simulated), err,
                       f"{r.row.tolerance:.0%}", ok))
@@ -84,6 +92,11 @@ def counts(results: list[RowResult]) -> tuple[int, int, int]:
     """(passed, failed, not modelled)."""
     return (sum(r.ok is True for r in results), sum(r.ok is False for r in results),
             sum(r.ok is None for r in results))
+
+
+def fitted_passes(results: list[RowResult]) -> int:
+    """Passed rows whose figure is a calibration target (counted among the passed, not predictions)."""
+    return sum(r.ok is True and bool(fitted(r.row)) for r in results)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.common import (RowResult, check_figure, counts, format_rows, reference_doc, run_scenarios, ScenarioSuiteResult,
-                               scenario_names, unsettled_notes)
+from validation.common import (RowResult, check_figure, counts, fitted_passes, format_rows, reference_doc, run_scenarios,
+                               ScenarioSuiteResult, scenario_names, unsettled_notes)
 from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
@@ -35,6 +35,7 @@ class Row:
     tolerance: float
     measure_from_s: float
     reason: str
+    fitted: str = ""             # what calibration constant this figure fixes; "" for a prediction
 
 
 def case_label(row: Row) -> str:
@@ -47,7 +48,8 @@ def load_reference(text: str | None = None) -> list[Row]:
     for r in raw:
         rows.append(Row(r["id"], r["where"], r["scenario"], r.get("b"), r["metric"], r["check"],
                         r.get("published"), float(r.get("tolerance", d["tolerance"])),
-                        float(r.get("measure_from_s", d["measure_from_s"])), r.get("reason", "")))
+                        float(r.get("measure_from_s", d["measure_from_s"])), r.get("reason", ""),
+                        r.get("fitted", "")))
     return rows
 
 
@@ -144,6 +146,8 @@ def format_table(res: SuiteResult) -> str:
     n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())
     wall = sum(v["wall_s"] for v in res.runs.values())
-    text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} not modelled "
+    n_fit = fitted_passes(res.rows)
+    fit_note = f" ({n_fit} of them calibration targets, not predictions)" if n_fit else ""
+    text.append(f"suite {SUITE}: {n_ok} passed{fit_note}, {n_fail} failed, {n_nm} not modelled "
                 f"({len(res.runs)} scenario runs, {sim_s:,.0f} simulated s in {wall:,.0f} s of simulation)")
     return "\n".join(text)
