@@ -134,6 +134,22 @@ def unsettled_notes(results: list[RowResult], runs: dict) -> list[str]:
     return out
 
 
+def run_scenario_file(path, name: str, overrides: tuple[str, ...] = ()) -> tuple[object, object, dict]:
+    """Load and run one scenario file with `--set`-style overrides: (scenario, engine result, the
+    picklable keys every suite's runs carry: name, the 1 s series, wall and simulated seconds, redo
+    capacity and the MSER-5 verdict on the measured part)."""
+    from sim.config import load_scenario
+    from sim.engine import Server
+    from sim.metrics import frame
+    from sim.settling import settling
+
+    scn = load_scenario(path, overrides=list(overrides))
+    res = Server(scn).run()
+    sec = frame(res, 1.0)
+    return scn, res, {"name": name, "sec": sec, "wall_s": res.wall_s, "simulated_s": res.n_ticks * res.tick_s,
+                      "capacity": res.redo_capacity_bytes, "settling": settling(sec, 1.0).as_dict()}
+
+
 def run_scenarios(run_one, names: list[str], jobs: int) -> dict:
     """run_one(name) for every name, in worker processes when jobs > 1; results by name."""
     import os

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.common import (RowResult, check_figure, counts, fitted_passes, format_rows, reference_doc, run_scenarios,
-                               ScenarioSuiteResult, scenario_names, unsettled_notes)
+from validation.common import (RowResult, check_figure, counts, fitted_passes, format_rows, reference_doc, run_scenario_file,
+                               run_scenarios, ScenarioSuiteResult, scenario_names, unsettled_notes)
 from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
@@ -55,18 +55,10 @@ def load_reference(text: str | None = None) -> list[Row]:
 
 def _run_one(name: str, overrides: tuple[str, ...] = ()) -> dict:
     """Run one scenario (with `--set` style overrides); return what the metrics need (picklable)."""
-    from sim.config import load_scenario
-    from sim.engine import Server
     from sim.metrics import frame
-    from sim.settling import settling
 
-    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=list(overrides))
-    res = Server(scn).run()
-    sec = frame(res, 1.0)
-    return {"name": name, "sec": sec, "ten": frame(res, 10.0), "wall_s": res.wall_s,
-            "simulated_s": res.n_ticks * res.tick_s, "sync_age": res.limits.max_modified_age_sync,
-            "capacity": res.redo_capacity_bytes,
-            "settling": settling(sec, 1.0).as_dict()}
+    _, res, run = run_scenario_file(SCENARIO_DIR / f"{name}.toml", name, overrides)
+    return {**run, "ten": frame(res, 10.0), "sync_age": res.limits.max_modified_age_sync}
 
 
 def metric_value(metric: str, run: dict, from_s: float) -> float:

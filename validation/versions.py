@@ -18,8 +18,8 @@ import numpy as np
 from models.redo import redo_limits
 from models.versions import version as version_of
 from sim.units import parse_size_bytes
-from validation.common import (RowResult, counts, reference_doc, run_scenarios, ScenarioSuiteResult, scenario_names,
-                               unsettled_notes)
+from validation.common import (RowResult, counts, reference_doc, run_scenario_file, run_scenarios, ScenarioSuiteResult,
+                               scenario_names, unsettled_notes)
 from validation.common import fmt_value as _fmt
 
 SUITE = "versions"
@@ -79,18 +79,10 @@ def threshold_pct(row: Row) -> float | None:
 
 def _run_one(name: str, overrides: tuple[str, ...] = ()) -> dict:
     """Run one scenario, with `--set`-style overrides; return what the metrics need (picklable)."""
-    from sim.config import load_scenario
-    from sim.engine import Server
     from sim.metrics import frame
-    from sim.settling import settling
 
-    scn = load_scenario(SCENARIO_DIR / f"{name}.toml", overrides=list(overrides))
-    res = Server(scn).run()
-    sec = frame(res, 1.0)
-    return {"name": name, "sec": sec, "fine": frame(res, 0.1), "wall_s": res.wall_s,
-            "simulated_s": res.n_ticks * res.tick_s, "limits": res.limits, "capacity": res.redo_capacity_bytes,
-            "version": scn.server.version,
-            "settling": settling(sec, 1.0).as_dict()}
+    scn, res, run = run_scenario_file(SCENARIO_DIR / f"{name}.toml", name, overrides)
+    return {**run, "fine": frame(res, 0.1), "limits": res.limits, "version": scn.server.version}
 
 
 def _wait_onsets_pct(run: dict, from_s: float, column: str) -> float | None:
