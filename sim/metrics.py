@@ -19,6 +19,7 @@ from models.versions import version as version_of
 from models.user_threads import STATE_NAMES
 from sim.engine import GAUGES, EngineResult
 from sim.settling import settling
+from sim.swing import swing
 
 RATE_COUNTERS = [c for c in COUNTERS if c != "commits"]
 STALL_CAUSES = ("sync flush", "free-page wait", "log write wait", "binlog wait")
@@ -161,6 +162,15 @@ def series_frames(result: EngineResult) -> dict[str, pd.DataFrame]:
             if interval is None or interval <= total_s}
 
 
+def _swing(frames: dict[str, pd.DataFrame]) -> dict | None:
+    if "10s" not in frames or "1s" not in frames:
+        return None
+    ten, sec = frames["10s"], frames["1s"]
+    ten, sec = ten[~ten["warmup"]], sec[~sec["warmup"]]
+    return swing(ten["tps"].to_numpy(), 10.0, sec["time_s"].to_numpy(),
+                 sec["log_lsn_current"].to_numpy(dtype=float), sec["log_lsn_buf_pool_oldest"].to_numpy(dtype=float))
+
+
 def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None) -> dict:
     """Headline figures of a run (measured part only); `frames` as from series_frames, if at hand."""
     scn = result.scenario
@@ -235,6 +245,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "realtime_ratio": (result.n_ticks * result.tick_s) / result.wall_s if result.wall_s > 0 else None,
         # Whether the measured part left its start-up transient (MSER-5 on the 1 s series).
         "settling": settling(sec, 1.0).as_dict() if "1s" in frames and len(sec) > 1 else None,
+        # A slow swing of the 10 s averages, its period and the flush list's residence time.
+        "swing": _swing(frames),
         "warnings": list(result.warnings),
     }
     return out

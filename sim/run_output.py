@@ -15,6 +15,7 @@ from pathlib import Path
 from sim.metrics import stalls
 from sim.report import format_rows, write_atomic
 from sim.settling import settling_text
+from sim.swing import swing_text
 
 _MARGIN_TEXT = {"sync flush": "in sync flush", "redo space wait": "waiting for redo space (log_free_check)"}
 # sysbench 1.0's MAX_QUEUE_LEN (src/sysbench.c): with --rate, a fuller queue stops its workers.
@@ -62,6 +63,7 @@ def summary_text(s: dict) -> str:
         f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
         settling_text(s.get("settling")),
+        swing_text(s.get("swing")),
     ]
     for w in s["warnings"]:
         lines.append(f"warning: {w}")
