@@ -135,6 +135,42 @@ class PageSampler:
         return self.rank_to_page[:min(k, self.n_pages)]
 
 
+class WeightedPageSampler:
+    """Draws page ids with given probabilities (models.page_population.tpcc_page_weights), in
+    blocks: inverse transform on the cumulative weights. Reads and modifications share them."""
+
+    def __init__(self, weights: np.ndarray, rng: np.random.Generator, block: int = 65536) -> None:
+        w = np.asarray(weights, dtype=float)
+        if len(w) == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("page weights must be finite, not negative, and not all zero")
+        self.n_pages = len(w)
+        self.weights = w / w.sum()
+        self._cdf = np.cumsum(self.weights)
+        self._last = int(np.flatnonzero(self.weights)[-1])    # the last page with a weight
+        self.rng = rng
+        self._block = block
+        self._buf = np.empty(0, dtype=np.int64)
+        self._i = 0
+
+    def _refill(self) -> None:
+        u = self.rng.random(self._block) * self._cdf[-1]
+        self._buf = np.minimum(np.searchsorted(self._cdf, u, side="right"), self._last).astype(np.int64)
+        self._i = 0
+
+    def draw(self, k: int) -> np.ndarray:
+        if self._i + k > len(self._buf):
+            if k > self._block:
+                self._block = k
+            self._refill()
+        out = self._buf[self._i:self._i + k]
+        self._i += k
+        return out
+
+    def most_popular(self, k: int) -> np.ndarray:
+        """The k pages of highest weight, highest first (warm start); ties in page order."""
+        return np.argsort(-self.weights, kind="stable")[:min(k, self.n_pages)].astype(np.int64)
+
+
 def pages_per_txn_array(mean: float, u: np.ndarray) -> np.ndarray:
     """Whole page counts with the given mean, one per uniform draw in u: floor(mean), plus one
     where the draw is below frac(mean)."""

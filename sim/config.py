@@ -197,6 +197,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "rate": Key("rate_tps", "float", 0.0, 0.0, 1e7,
                     doc="open loop: transactions offered per second (exponential gaps, as sysbench --rate), "
                         "queueing for the users; 0: each user starts its next one after think_time"),
+        "access": Key("access", "choice", "two-tier", choices=("two-tier", "tpcc"),
+                      doc="which pages transactions touch: two-tier (hot_access_pct of them uniformly on "
+                          "hot_data_pct of the pages, the rest uniformly) or tpcc (TPC-C's stock, customer, "
+                          "district and warehouse pages with NURand skew; needs warehouses)"),
         "hot_data_pct": Key("hot_data_pct", "float", None, 0.001, 100.0),
         "hot_access_pct": Key("hot_access_pct", "float", None, 0.0, 100.0),
         "warm_start": Key("warm_start", "bool", True,
@@ -375,6 +379,7 @@ class WorkloadConfig:
     hot_data_pct: float
     hot_access_pct: float
     warm_start: bool
+    access: str = "two-tier"
 
 
 @dataclass(frozen=True)
@@ -761,7 +766,7 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "pages_read_per_txn", "pages_modified_per_txn",
              "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
-             "hot_data_pct", "hot_access_pct", "warm_start")
+             "hot_data_pct", "hot_access_pct", "warm_start", "access")
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
                  "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
 
@@ -781,6 +786,16 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                              "the keys of that kind (see docs/ARCHITECTURE.md)")
     if kind == "oltp":
         prof = profile(wl["profile"])
+        if wl["access"] == "tpcc":
+            if wl["warehouses"] is None:
+                raise InputError(origin.get(("workload", "access"), src), "workload.access",
+                                 "\"tpcc\" without workload.warehouses",
+                                 "warehouses = N with access = \"tpcc\" (TPC-C's tables are sized by it)")
+            for key in ("hot_data_pct", "hot_access_pct"):
+                if key in given:
+                    raise InputError(origin.get(("workload", key), src), f"workload.{key}",
+                                     "is a setting of access = \"two-tier\"",
+                                     "leave it out with access = \"tpcc\" (NURand sets the skew)")
         for attr in _PROFILE_KEYS:
             if wl[attr] is None:
                 wl[attr] = getattr(prof, attr)
@@ -924,11 +939,14 @@ def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = (),
 
 def applicable_keys(scn: Scenario, section: str) -> list[str]:
     """The section's keys that apply to this scenario: not the other workload kind's, and not
-    `warehouses` (it resolves into `data_size`)."""
+    `warehouses` (it resolves into `data_size`), except with access = "tpcc", whose tables are
+    sized by `warehouses` and which has no hot set."""
     skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
     keys = list(SCHEMA[section])
     if section == "workload":
-        keys = [k for k in keys if k not in skip and k != "warehouses"]
+        tpcc = scn.workload.kind == "oltp" and scn.workload.access == "tpcc"
+        drop = ("data_size", "hot_data_pct", "hot_access_pct") if tpcc else ("warehouses",)
+        keys = [k for k in keys if k not in skip and k not in drop]
     if section == "server":
         keys = version_keys(scn.server.version)
     return keys

@@ -24,7 +24,8 @@ from models.filesystem import Filesystem, FsSpec, make_spec
 from models.log_checkpointer import LogSys80
 from models.log_sys import LogState, LogSys56, LogSys57
 from models.log_sys_mariadb import LogSysMariaDB
-from models.oltp import PageSampler, TxnProfile
+from models.oltp import PageSampler, TxnProfile, WeightedPageSampler
+from models.page_population import tpcc_page_weights
 from models.page_cleaner import PageCleaner56
 from models.page_cleaner_coordinator import PageCleanerCoordinator
 from models.page_cleaner_mariadb import PageCleanerMariaDB
@@ -203,7 +204,11 @@ class Server:
         self.pool = BufferPool(self.n_pages, n_inst, frames, pages_per_space, st.old_blocks_pct,
                                st.old_blocks_time_s, st.lru_scan_depth)
         self.profile = txn_profile_from(scn)
-        self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct, rng_pages)
+        if wl.access == "tpcc":
+            self.sampler = WeightedPageSampler(tpcc_page_weights(wl.warehouses, self.n_pages, ps), rng_pages)
+        else:
+            self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct,
+                                       rng_pages)
         if wl.warm_start:
             self.pool.preload(self.sampler.most_popular(self.pool.total_frames))
             if self.fil.os_cache is not None:

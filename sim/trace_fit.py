@@ -241,6 +241,11 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
     base = scenario_from_dict(doc, src)
     if base.workload.kind != "oltp":
         raise InputError(src, "workload.kind", "trace fitting needs an oltp scenario", "oltp")
+    if base.workload.access == "tpcc":
+        for k in fit:
+            if k in ("workload.hot_data_pct", "workload.hot_access_pct"):
+                raise InputError("--fit", k, "the scenario's workload.access is \"tpcc\", whose skew is "
+                                 "TPC-C's NURand", "--fit with other keys (e.g. --fit workload.cpu_per_txn)")
     fixed = {k: v for k, v in direct_estimates(trace, warmup_s).items() if k not in fit}
     names = list(fit)
     x0, lo, hi = [], [], []

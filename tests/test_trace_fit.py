@@ -162,3 +162,16 @@ def test_a_rate_limited_trace_asks_for_workload_rate():
     res = fit_trace(doc, DEFAULT, trace, parse_fit(["workload.cpu_per_txn"]), warmup_s=2.0, duration_s=8.0,
                     max_evals=2, workers=1)
     assert not any(needle in n for n in res.notes)
+
+
+def test_hot_set_keys_are_refused_for_a_tpcc_population():
+    from sim.config import read_scenario_doc
+    from sim.errors import InputError
+
+    text, _ = samples_csv(DEFAULT, ["run.duration=4s"])
+    trace = read_trace_bytes(text.encode(), "synthetic.csv")
+    doc = read_scenario_doc(Path(DEFAULT))
+    doc["workload"]["access"] = "tpcc"
+    with pytest.raises(InputError, match="NURand"):
+        fit_trace(doc, DEFAULT, trace, parse_fit(["workload.hot_data_pct"]), warmup_s=1.0, duration_s=4.0,
+                  max_evals=2, workers=1)
