@@ -98,73 +98,70 @@ def profile(name: str) -> TxnProfile:
         raise InputError("workload", "profile", f"{name!r} is not a profile", ", ".join(PROFILES)) from None
 
 
-class PageSampler:
-    """Draws page ids from the two-tier popularity model in blocks (vectorised)."""
+class _BlockSampler:
+    """Page ids drawn a block at a time (vectorised); subclasses say how a block is drawn."""
 
-    def __init__(self, n_pages: int, hot_data_pct: float, hot_access_pct: float,
-                 rng: np.random.Generator, block: int = 65536) -> None:
-        self.n_pages = n_pages
-        self.n_hot = max(1, min(n_pages, int(round(n_pages * hot_data_pct / 100.0))))
-        self.p_hot = hot_access_pct / 100.0 if self.n_hot < n_pages else 1.0
+    def __init__(self, rng: np.random.Generator, block: int) -> None:
         self.rng = rng
-        self.rank_to_page = rng.permutation(n_pages).astype(np.int64)
         self._block = block
         self._buf = np.empty(0, dtype=np.int64)
         self._i = 0
 
-    def _refill(self) -> None:
-        rng, n = self.rng, self._block
-        hot = rng.random(n) < self.p_hot
-        rank = np.where(hot, rng.integers(0, self.n_hot, n),
-                        rng.integers(self.n_hot, max(self.n_hot + 1, self.n_pages), n))
-        rank = np.minimum(rank, self.n_pages - 1)
-        self._buf = self.rank_to_page[rank]
-        self._i = 0
+    def _fill(self, n: int) -> np.ndarray:
+        raise NotImplementedError
 
     def draw(self, k: int) -> np.ndarray:
         if self._i + k > len(self._buf):
             if k > self._block:
                 self._block = k
-            self._refill()
+            self._buf = self._fill(self._block)
+            self._i = 0
         out = self._buf[self._i:self._i + k]
         self._i += k
         return out
+
+
+class PageSampler(_BlockSampler):
+    """Draws page ids from the two-tier popularity model."""
+
+    def __init__(self, n_pages: int, hot_data_pct: float, hot_access_pct: float,
+                 rng: np.random.Generator, block: int = 65536) -> None:
+        super().__init__(rng, block)
+        self.n_pages = n_pages
+        self.n_hot = max(1, min(n_pages, int(round(n_pages * hot_data_pct / 100.0))))
+        self.p_hot = hot_access_pct / 100.0 if self.n_hot < n_pages else 1.0
+        self.rank_to_page = rng.permutation(n_pages).astype(np.int64)
+
+    def _fill(self, n: int) -> np.ndarray:
+        rng = self.rng
+        hot = rng.random(n) < self.p_hot
+        rank = np.where(hot, rng.integers(0, self.n_hot, n),
+                        rng.integers(self.n_hot, max(self.n_hot + 1, self.n_pages), n))
+        rank = np.minimum(rank, self.n_pages - 1)
+        return self.rank_to_page[rank]
 
     def most_popular(self, k: int) -> np.ndarray:
         """The k most popular pages, most popular first (warm start)."""
         return self.rank_to_page[:min(k, self.n_pages)]
 
 
-class WeightedPageSampler:
-    """Draws page ids with given probabilities (models.page_population.tpcc_page_weights), in
-    blocks: inverse transform on the cumulative weights. Reads and modifications share them."""
+class WeightedPageSampler(_BlockSampler):
+    """Draws page ids with given probabilities (models.page_population.tpcc_page_weights): inverse
+    transform on the cumulative weights. Reads and modifications share them."""
 
     def __init__(self, weights: np.ndarray, rng: np.random.Generator, block: int = 65536) -> None:
         w = np.asarray(weights, dtype=float)
         if len(w) == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError("page weights must be finite, not negative, and not all zero")
+        super().__init__(rng, block)
         self.n_pages = len(w)
         self.weights = w / w.sum()
         self._cdf = np.cumsum(self.weights)
         self._last = int(np.flatnonzero(self.weights)[-1])    # the last page with a weight
-        self.rng = rng
-        self._block = block
-        self._buf = np.empty(0, dtype=np.int64)
-        self._i = 0
 
-    def _refill(self) -> None:
-        u = self.rng.random(self._block) * self._cdf[-1]
-        self._buf = np.minimum(np.searchsorted(self._cdf, u, side="right"), self._last).astype(np.int64)
-        self._i = 0
-
-    def draw(self, k: int) -> np.ndarray:
-        if self._i + k > len(self._buf):
-            if k > self._block:
-                self._block = k
-            self._refill()
-        out = self._buf[self._i:self._i + k]
-        self._i += k
-        return out
+    def _fill(self, n: int) -> np.ndarray:
+        u = self.rng.random(n) * self._cdf[-1]
+        return np.minimum(np.searchsorted(self._cdf, u, side="right"), self._last).astype(np.int64)
 
     def most_popular(self, k: int) -> np.ndarray:
         """The k pages of highest weight, highest first (warm start); ties in page order."""
