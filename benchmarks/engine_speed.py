@@ -3,7 +3,7 @@
 Each run is a fresh `python` process on one core (so its peak RSS is its own); the scenario runs
 with its own duration and seed. Prints one line per scenario:
     <scenario-file-stem> realtime_ratio=<median simulated_s / wall_s> peak_rss_mb=<max over runs>
-Usage: python benchmarks/engine_speed.py [--runs 3] [--only STEM ...]
+Usage: python benchmarks/engine_speed.py [--runs 3] [--only STEM ...] [--set section.key=value ...]
 """
 
 from __future__ import annotations
@@ -55,13 +55,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help="scenario file stems")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="an override for every scenario run (as innosim run --set)")
     args = ap.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"median of {args.runs} runs, one process each", flush=True)
+          f"median of {args.runs} runs, one process each" + (f"; --set {' '.join(args.set)}" if args.set else ""),
+          flush=True)
     for path in oltp_scenarios():
         if args.only and path.stem not in args.only:
             continue
-        runs = [run_child(path) for _ in range(args.runs)]
+        runs = [run_child(path, args.set) for _ in range(args.runs)]
         ratio = statistics.median(r["simulated_s"] / r["wall_s"] for r in runs)
         rss = max(r["peak_rss_mb"] for r in runs)
         walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
