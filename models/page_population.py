@@ -30,8 +30,10 @@ import math
 import numpy as np
 
 PAGE_BYTES = 16384
-PAGE_USABLE_BYTES = 16252            # page minus FIL header/trailer and index page header
-FILL = 15.0 / 16.0                   # leaf fill of a sequentially loaded B-tree (btr_page_split)
+PAGE_USABLE_BYTES = 16252            # about: 16 KiB less FIL header (38) and trailer (8), index header (56),
+#                                      infimum and supremum (26) and a few page-directory slots
+FILL = 15.0 / 16.0                   # sequential inserts leave pages about 15/16 full (MySQL manual,
+#                                      "The Physical Structure of an InnoDB Index")
 RECORD_OVERHEAD_BYTES = 18           # 5 bytes record header + DB_TRX_ID 6 + DB_ROLL_PTR 7
 ITEMS = 100_000                      # stock rows per warehouse
 CUSTOMERS_PER_DISTRICT = 3000
