@@ -121,6 +121,13 @@ class _BlockSampler:
         return out
 
 
+def two_tier_split(n_pages: int, hot_data_pct: float, hot_access_pct: float) -> tuple[int, float]:
+    """(hot pages, share of the accesses on them) of the two-tier model: at least one hot page;
+    every access is hot when every page is."""
+    n_hot = max(1, min(n_pages, int(round(n_pages * hot_data_pct / 100.0))))
+    return n_hot, (hot_access_pct / 100.0 if n_hot < n_pages else 1.0)
+
+
 class PageSampler(_BlockSampler):
     """Draws page ids from the two-tier popularity model."""
 
@@ -128,8 +135,7 @@ class PageSampler(_BlockSampler):
                  rng: np.random.Generator, block: int = 65536) -> None:
         super().__init__(rng, block)
         self.n_pages = n_pages
-        self.n_hot = max(1, min(n_pages, int(round(n_pages * hot_data_pct / 100.0))))
-        self.p_hot = hot_access_pct / 100.0 if self.n_hot < n_pages else 1.0
+        self.n_hot, self.p_hot = two_tier_split(n_pages, hot_data_pct, hot_access_pct)
         self.rank_to_page = rng.permutation(n_pages).astype(np.int64)
 
     def _fill(self, n: int) -> np.ndarray:

@@ -29,6 +29,8 @@ import math
 
 import numpy as np
 
+from models.oltp import two_tier_split
+
 PAGE_BYTES = 16384
 PAGE_USABLE_BYTES = 16252            # about: 16 KiB less FIL header (38) and trailer (8), index header (56),
 #                                      infimum and supremum (26) and a few page-directory slots
@@ -93,8 +95,7 @@ def per_page(pmf: np.ndarray, rows: int) -> np.ndarray:
 def two_tier_rates(n_pages: int, hot_data_pct: float, hot_access_pct: float,
                    modifications_per_s: float) -> np.ndarray:
     """Modification rate of every page under the two-tier model (equal within each tier)."""
-    n_hot = max(1, min(n_pages, int(round(n_pages * hot_data_pct / 100.0))))
-    p_hot = hot_access_pct / 100.0 if n_hot < n_pages else 1.0
+    n_hot, p_hot = two_tier_split(n_pages, hot_data_pct, hot_access_pct)
     rates = np.full(n_pages, modifications_per_s * (1.0 - p_hot) / max(1, n_pages - n_hot))
     rates[:n_hot] = modifications_per_s * p_hot / n_hot
     return rates

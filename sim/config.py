@@ -767,6 +767,7 @@ IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "pages_read_per_txn", "pages_modified_per_txn",
              "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
              "hot_data_pct", "hot_access_pct", "warm_start", "access")
+TWO_TIER_KEYS = ("hot_data_pct", "hot_access_pct")      # the two-tier access model's; none with access = "tpcc"
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
                  "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
 
@@ -791,7 +792,7 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                 raise InputError(origin.get(("workload", "access"), src), "workload.access",
                                  "\"tpcc\" without workload.warehouses",
                                  "warehouses = N with access = \"tpcc\" (TPC-C's tables are sized by it)")
-            for key in ("hot_data_pct", "hot_access_pct"):
+            for key in TWO_TIER_KEYS:
                 if key in given:
                     raise InputError(origin.get(("workload", key), src), f"workload.{key}",
                                      "is a setting of access = \"two-tier\"",
@@ -945,7 +946,7 @@ def applicable_keys(scn: Scenario, section: str) -> list[str]:
     keys = list(SCHEMA[section])
     if section == "workload":
         tpcc = scn.workload.kind == "oltp" and scn.workload.access == "tpcc"
-        drop = ("data_size", "hot_data_pct", "hot_access_pct") if tpcc else ("warehouses",)
+        drop = ("data_size", *TWO_TIER_KEYS) if tpcc else ("warehouses",)
         keys = [k for k in keys if k not in skip and k not in drop]
     if section == "server":
         keys = version_keys(scn.server.version)

@@ -162,13 +162,11 @@ def series_frames(result: EngineResult) -> dict[str, pd.DataFrame]:
             if interval is None or interval <= total_s}
 
 
-def _swing(frames: dict[str, pd.DataFrame]) -> dict | None:
-    if "10s" not in frames or "1s" not in frames:
-        return None
-    ten, sec = frames["10s"], frames["1s"]
-    ten, sec = ten[~ten["warmup"]], sec[~sec["warmup"]]
-    return swing(ten["tps"].to_numpy(), 10.0, sec["time_s"].to_numpy(),
-                 sec["log_lsn_current"].to_numpy(dtype=float), sec["log_lsn_buf_pool_oldest"].to_numpy(dtype=float))
+def _swing(ten: pd.DataFrame, m1: pd.DataFrame) -> dict | None:
+    """sim.swing.swing on the measured 10 s series and the measured 1 s one (m1)."""
+    ten = ten[~ten["warmup"]]
+    return swing(ten["tps"].to_numpy(), 10.0, m1["time_s"].to_numpy(),
+                 m1["log_lsn_current"].to_numpy(dtype=float), m1["log_lsn_buf_pool_oldest"].to_numpy(dtype=float))
 
 
 def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None) -> dict:
@@ -246,7 +244,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         # Whether the measured part left its start-up transient (MSER-5 on the 1 s series).
         "settling": settling(sec, 1.0).as_dict() if "1s" in frames and len(sec) > 1 else None,
         # A slow swing of the 10 s averages, its period and the flush list's residence time.
-        "swing": _swing(frames),
+        # (a run long enough for a 10 s interval has its 1 s series too, so m1 is at 1 s)
+        "swing": _swing(frames["10s"], m1) if "10s" in frames else None,
         "warnings": list(result.warnings),
     }
     return out

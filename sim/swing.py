@@ -38,9 +38,10 @@ def dominant_period(values, interval_s: float, min_cycles: int = MIN_CYCLES,
     if n < 4 * min_cycles:
         return None
     t = np.arange(n, dtype=float)
+    scale = max(1.0, float(np.max(np.abs(x))))
     x = x - np.polyval(np.polyfit(t, x, 1), t)
     var = float(np.dot(x, x))
-    if var <= 1e-12 * n * max(1.0, float(np.max(np.abs(values)))) ** 2:
+    if var <= 1e-12 * n * scale ** 2:
         return None
     max_lag = n // min_cycles
     acf = np.array([float(np.dot(x[: n - lag], x[lag:])) / var for lag in range(max_lag + 1)])

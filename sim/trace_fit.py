@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import SCHEMA, scenario_from_dict, setting_value
+from sim.config import SCHEMA, TWO_TIER_KEYS, scenario_from_dict, setting_value
 from sim.trace import Trace
 
 BLOCK_S = 5
@@ -243,7 +243,7 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
         raise InputError(src, "workload.kind", "trace fitting needs an oltp scenario", "oltp")
     if base.workload.access == "tpcc":
         for k in fit:
-            if k in ("workload.hot_data_pct", "workload.hot_access_pct"):
+            if k in {f"workload.{key}" for key in TWO_TIER_KEYS}:
                 raise InputError("--fit", k, "the scenario's workload.access is \"tpcc\", whose skew is "
                                  "TPC-C's NURand", "--fit with other keys (e.g. --fit workload.cpu_per_txn)")
     fixed = {k: v for k, v in direct_estimates(trace, warmup_s).items() if k not in fit}
