@@ -15,7 +15,8 @@ Two populations of the DBT2 / TPC-C mix:
   NURand; clauses 2.4-2.7, the transactions; clause 1.3, the row layouts). Per new-order ten stock
   rows of the home warehouse, item ids by NURand(8191, 1, 100000); per payment the customer by
   NURand(1023, 1, 3000) (the 60 % chosen by last name are taken as NURand over ids as well); per
-  delivery ten customers, one per district, taken as uniform; warehouse and district rows; every
+  delivery ten customers, one per district, taken as uniform; warehouse rows (payment) and district
+  rows (new-order and payment; delivery reads no district row, clause 2.7.4.2); every
   warehouse equally likely (tpcc-mysql and DBT2 terminals spread evenly). Rows per page from the
   row sizes (stock 306 bytes, customer 655) plus InnoDB's 18 bytes of record header, transaction
   id and roll pointer, on 16 KiB pages filled to 15/16 as a sequential load leaves them. The
@@ -106,8 +107,9 @@ def tpcc_rates(warehouses: int, txn_per_s: float, c_stock: int = 0, c_customer: 
     """(modification rate of every updated page, appended pages a second) of the TPC-C mix.
 
     Per transaction (averaged over the mix): stock rows 0.45 x 10, customer rows 0.43 (payment)
-    + 0.04 x 10 (delivery), district rows 0.45 + 0.43 + 0.04 x 10, warehouse rows 0.43; appended
-    rows: order, new-order and 10 order lines per new-order, history per payment."""
+    + 0.04 x 10 (delivery), district rows 0.45 + 0.43 (delivery leaves them alone, clause 2.7.4.2),
+    warehouse rows 0.43; appended rows: order, new-order and 10 order lines per new-order, history
+    per payment."""
     no, pay, dl = MIX["new_order"], MIX["payment"], MIX["delivery"]
     stock_pmf = per_page(nurand_pmf(8191, 1, ITEMS, c_stock), rows_per_page(ROW_BYTES["stock"], page_bytes))
     stock = np.tile(stock_pmf * txn_per_s * no * LINES_PER_ORDER / warehouses, warehouses)
@@ -116,7 +118,7 @@ def tpcc_rates(warehouses: int, txn_per_s: float, c_stock: int = 0, c_customer: 
                         rows_per_page(ROW_BYTES["customer"], page_bytes))
     customer = np.tile(cust_pmf * txn_per_s / (warehouses * DISTRICTS), warehouses * DISTRICTS)
     n_dist = math.ceil(warehouses * DISTRICTS / rows_per_page(ROW_BYTES["district"], page_bytes))
-    district = np.full(n_dist, txn_per_s * (no + pay + dl * DISTRICTS) / n_dist)
+    district = np.full(n_dist, txn_per_s * (no + pay) / n_dist)
     n_wh = math.ceil(warehouses / rows_per_page(ROW_BYTES["warehouse"], page_bytes))
     warehouse = np.full(n_wh, txn_per_s * pay / n_wh)
     appended_bytes = (no * (ROW_BYTES["order"] + ROW_BYTES["new_order"] + LINES_PER_ORDER * ROW_BYTES["order_line"]
