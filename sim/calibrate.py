@@ -36,6 +36,7 @@ import simpy
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
+from models.block_layer import CFQ_QUANTUM, BlockLayer, BlockLayerConfig, Request
 from models.device import READ, WRITE, Device, profile_from_dict
 from models.errors import InputError
 from models.queueing import mixed_capacity_iops
@@ -119,7 +120,9 @@ def _direction(job: FioJob):
     return job.read if job.read_share >= 1.0 else job.write
 
 
-def _classes(jobs: list[FioJob]) -> dict[tuple[str, int], ClassData]:
+def _classes(jobs: list[FioJob], device_depth: int | None = None) -> dict[tuple[str, int], ClassData]:
+    """Per (operation, block size): measured IOPS by the I/Os the device holds (a host with a tag
+    depth lets at most that many through; the rest wait on the host)."""
     by: dict[tuple[str, int], list[FioJob]] = {}
     for j in jobs:
         if j.read_share in (0.0, 1.0):
@@ -128,7 +131,8 @@ def _classes(jobs: list[FioJob]) -> dict[tuple[str, int], ClassData]:
     for (op, bs), js in by.items():
         per_n: dict[int, list[float]] = {}
         for j in js:
-            per_n.setdefault(j.outstanding, []).append(j.iops)
+            n = j.outstanding if device_depth is None else min(j.outstanding, device_depth)
+            per_n.setdefault(n, []).append(j.iops)
         shallow = min(js, key=lambda j: (j.outstanding, -j.iops))
         d = _direction(shallow)
         out[(op, bs)] = ClassData(op, bs, sorted((n, statistics.median(v)) for n, v in per_n.items()),
@@ -210,12 +214,28 @@ def _mixed_saturated(job: FioJob, doc_classes: dict, k: int, striped: bool, dela
     return bool(x[-1] >= 0.9 * c_mix)
 
 
-def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
-    """Fit a profile document (validated by models.device.profile_from_dict) to fio jobs."""
+def shaped_by_host(job: FioJob, host: BlockLayerConfig | None) -> bool:
+    """Whether the host's elevator, not the device, sets what this job measured: under CFQ, several
+    processes each more than cfq_quantum / 2 deep (a queue then keeps its slice with at most
+    cfq_quantum requests on the device while the others wait; models.block_layer)."""
+    return (host is not None and host.elevator == "cfq" and job.numjobs > 1
+            and job.iodepth > CFQ_QUANTUM // 2)
+
+
+def fit_device(jobs: list[FioJob], name: str, source: str,
+               host_block: BlockLayerConfig | None = None) -> DeviceFit:
+    """Fit a profile document (validated by models.device.profile_from_dict) to fio jobs. With the
+    host's block layer given, the device is fitted to the jobs it shaped alone (shaped_by_host),
+    each holding at most the host's queue depth on the device."""
     if not jobs:
         raise InputError(source, "", "no fio jobs to fit")
     jobs, unused, seq_kinds = select_jobs(jobs)
-    classes = _classes(jobs)
+    shaped = [j for j in jobs if shaped_by_host(j, host_block)]
+    if shaped and len(shaped) < len(jobs):
+        jobs = [j for j in jobs if not shaped_by_host(j, host_block)]
+    else:
+        shaped = []
+    classes = _classes(jobs, host_block.queue_depth if host_block is not None else None)
     ops = {cd.op for cd in classes.values()}
     if ops != {READ, WRITE}:
         missing = ({READ, WRITE} - ops).pop()
@@ -293,6 +313,13 @@ def fit_device(jobs: list[FioJob], name: str, source: str) -> DeviceFit:
     if shallow_mixed:
         notes.append(f"{shallow_mixed} 50/50 job(s) too shallow to saturate the device: not used for the mixed "
                      "capacity")
+    if host_block is not None:
+        hb = host_block
+        notes.append(f"measured through the host's block layer ({hb.elevator}, queue depth {hb.queue_depth}, "
+                     f"nr_requests {hb.nr_requests}): the device is fitted to at most {hb.queue_depth} I/Os "
+                     "on it" + (f", and not to the {len(shaped)} job(s) whose several processes, each more than "
+                                f"{CFQ_QUANTUM // 2} deep, CFQ's slices shape (they are predicted through it)"
+                                if shaped else ""))
     if seq_kinds:
         notes.append("fitted to sequential jobs for " + ", ".join(sorted(seq_kinds)) + " (no random ones)")
     if unused:
@@ -364,6 +391,105 @@ def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
     return JobPrediction(job, a.size / span, float(a.mean()), pct(50), pct(99), pct(99.9))
 
 
+def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: BlockLayerConfig,
+                         seed: int = 1, target_ios: int = 4000) -> JobPrediction:
+    """Run a fio job through the host's block layer (models.block_layer): numjobs processes, each
+    keeping iodepth I/Os in flight as fio's libaio engine does with its defaults: submit one I/O at
+    a time (io_submit sleeps in request allocation while the request list is full), reap one
+    completion, submit one. fio times an I/O from the end of its io_submit to
+    its reaping (clat) and io_submit itself (slat); the percentiles returned are clat percentiles
+    plus the mean slat, as measured_latency reads a fio result. So a process asleep in allocation
+    leaves its finished I/Os unreaped, and their latency runs on."""
+    prof = profile_from_dict(profile_doc, "profile")
+    env = simpy.Environment()
+    dev = Device(env, prof, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1)
+    bl = BlockLayer(block)
+    host = prof.host_overhead_s
+    caps, lats = [], []
+    for op, share in ((READ, job.read_share), (WRITE, 1.0 - job.read_share)):
+        if share > 0:
+            oc = prof.op_class(op, job.block_bytes)
+            caps.append(oc.capacity_iops)
+            lats.append(oc.latency_qd1_s + host + think_s)
+    n = job.outstanding
+    est_rate = min(n / max(lats), max(caps))
+    span = max(target_ios, 4 * n) / est_rate
+    warm = max(2 * n, 200) / est_rate
+    if block.elevator == "cfq" and job.numjobs > 1:
+        # slices run to 100 ms and waits to several slices: see them several times over
+        span = max(span, 2.0)
+        warm = max(warm, 0.3)
+    clat: list[float] = []
+    slat: list[float] = []
+    finished: list[list[Request]] = [[] for _ in range(job.numjobs)]
+    wake_done: list[simpy.Event | None] = [None] * job.numjobs
+    wake_alloc: list[simpy.Event | None] = [None] * job.numjobs
+
+    def start(rqs):
+        for rq in rqs:
+            ev = env.timeout(dev.schedule(env.now, rq.op, rq.size) - env.now, rq)
+            ev.callbacks.append(finish)
+
+    def finish(ev):
+        rq = ev.value
+        woken = bl.complete(rq, env.now)
+        if woken is not None and wake_alloc[woken] is not None:
+            wake_alloc[woken].succeed()
+            wake_alloc[woken] = None
+        start(bl.dispatch(env.now))
+        finished[rq.pid].append(rq)
+        ev = wake_done[rq.pid]
+        if ev is not None:
+            wake_done[rq.pid] = None
+            ev.succeed()
+
+    def submit(pid):
+        t0 = env.now
+        # io_submit's own path (the profile's host_overhead_s, fio's median slat): one I/O after
+        # another, so completions elsewhere go on while a process submits
+        yield env.timeout(host)
+        while not bl.try_allocate(pid, env.now):
+            ev = wake_alloc[pid] = env.event()
+            bl.wait_allocation(pid)
+            yield ev
+            bl.set_batching(pid, env.now)
+        if env.now >= warm:
+            slat.append(env.now - t0)
+        op = READ if rng.random() < job.read_share else WRITE
+        bl.insert(Request(pid, op, job.block_bytes, env.now), env.now)
+        start(bl.dispatch(env.now))
+
+    def process(pid):
+        # fio's libaio loop with its defaults (iodepth_batch_submit = iodepth_batch_complete_min =
+        # iodepth_batch_complete_max = 1): fill the queue, then reap one completion and submit one
+        for _ in range(job.iodepth):
+            yield from submit(pid)
+        while True:
+            if not finished[pid]:
+                ev = wake_done[pid] = env.event()
+                yield ev
+            rq = finished[pid].pop(0)
+            if env.now >= warm:
+                clat.append(env.now - rq.ready_s)
+            if think_s > 0:
+                yield env.timeout(think_s)
+            yield from submit(pid)
+
+    for pid in range(job.numjobs):
+        env.process(process(pid))
+    env.run(until=warm + span)
+    a = np.sort(np.asarray(clat))
+    if a.size == 0:
+        return JobPrediction(job, 0.0, math.nan, math.nan, math.nan, math.nan)
+    s_mean = float(np.mean(slat)) if slat else 0.0
+
+    def pct(q):
+        return float(a[max(0, math.ceil(q / 100 * a.size) - 1)]) + s_mean
+
+    return JobPrediction(job, a.size / span, float(a.mean()) + s_mean, pct(50), pct(99), pct(99.9))
+
+
 def measured_latency(job: FioJob, q: float) -> float:
     """Completion-latency percentile of the job (both directions by I/O count) plus mean submission."""
     parts = [(d.ios or d.iops, d) for d in (job.read, job.write) if d is not None]
@@ -426,17 +552,19 @@ class Calibration:
     held: list[FioJob]
     preds: list[JobPrediction]
     unused: tuple[tuple[FioJob, str], ...] = ()
+    host: BlockLayerConfig | None = None          # the measuring host's block layer, when given
 
     @property
     def holdout_rows(self) -> list[dict]:
         return holdout_rows([p for p in self.preds if p.job in self.held])
 
 
-def fit_with_holdout(jobs: list[FioJob], holdout: str | None, name: str, source: str):
+def fit_with_holdout(jobs: list[FioJob], holdout: str | None, name: str, source: str,
+                     host: BlockLayerConfig | None = None):
     """Fit on the jobs not held out. Returns (fit, jobs fitted, held-out jobs the model speaks for,
     ((job, why), ...) for the jobs it does not)."""
     train, held = split_holdout(jobs, holdout)
-    fit = fit_device(train, name, source)
+    fit = fit_device(train, name, source, host)
     unused = list(fit.unused)
     held_ok = []
     for j in held:
@@ -452,11 +580,19 @@ def fit_with_holdout(jobs: list[FioJob], holdout: str | None, name: str, source:
     return fit, used, held_ok, tuple(unused)
 
 
-def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str) -> Calibration:
+def predict_job(fit: "DeviceFit", job: FioJob, host: BlockLayerConfig | None = None) -> JobPrediction:
+    """The fitted profile's run of a job: on the device alone, or through the host's block layer."""
+    if host is None:
+        return simulate_job(fit.profile, job, fit.think_s)
+    return simulate_job_on_host(fit.profile, job, fit.think_s, host)
+
+
+def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str,
+                  host: BlockLayerConfig | None = None) -> Calibration:
     """Fit on the jobs not held out, then simulate every job the fitted profile speaks for."""
-    fit, used, held, unused = fit_with_holdout(jobs, holdout, name, source)
-    preds = [simulate_job(fit.profile, j, fit.think_s) for j in used + held]
-    return Calibration(fit, used, held, preds, unused)
+    fit, used, held, unused = fit_with_holdout(jobs, holdout, name, source, host)
+    preds = [predict_job(fit, j, host) for j in used + held]
+    return Calibration(fit, used, held, preds, unused, host)
 
 
 REPORT_COLUMNS = ("job", "set", "rw", "block_bytes", "outstanding", "iops_measured", "iops_fitted",
@@ -470,7 +606,7 @@ def report_rows(cal: Calibration) -> list[dict]:
     for p in cal.preds:
         j = p.job
         rows.append(dict(zip(REPORT_COLUMNS, (
-            j.label(), "held out" if j in cal.held else "fit", j.rw, j.block_bytes, j.outstanding,
+            j.label(), "held out" if j in cal.held else "host-shaped" if shaped_by_host(j, cal.host) else "fit", j.rw, j.block_bytes, j.outstanding,
             j.iops, p.iops, measured_mean(j) * 1e6, p.lat_mean_s * 1e6,
             measured_latency(j, 50.0) * 1e6, p.lat_p50_s * 1e6, measured_latency(j, 99.0) * 1e6,
             p.lat_p99_s * 1e6, measured_latency(j, 99.9) * 1e6, p.lat_p999_s * 1e6))))

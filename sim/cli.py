@@ -260,6 +260,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
+    from models.block_layer import NR_REQUESTS, BlockLayerConfig
     from sim.calibrate import calibrate_fio, holdout_summary, report_rows
     from sim.fio import read_fio_json
     from sim.report import check_output_file, format_rows, write_atomic
@@ -275,7 +276,15 @@ def _cmd_calibrate(args) -> int:
         check_output_file(out, "-o", "a file path for the profile JSON, in an existing directory")
     jobs = [j for f in args.files for j in read_fio_json(f)]
     name = args.name or (out.stem if out else "fitted")
-    cal = calibrate_fio(jobs, args.holdout, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files))
+    host = None
+    if args.host_elevator is not None:
+        host = BlockLayerConfig(args.host_elevator, args.queue_depth, args.nr_requests).check(
+            "innosim calibrate fio", "--host")
+    elif args.queue_depth != 32 or args.nr_requests != NR_REQUESTS:
+        raise InputError("innosim calibrate fio", "--queue-depth/--nr-requests",
+                         "describe the host's block layer, so they need --host-elevator", "--host-elevator none or cfq")
+    cal = calibrate_fio(jobs, args.holdout, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files),
+                        host)
     if args.rotational:
         # Not in fio's output: the device's /sys/block/DEV/queue/rotational (MariaDB's neighbour flushing).
         cal.fit.profile["rotational"] = True
@@ -551,6 +560,15 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--name", help="profile name (default: the output file's stem)")
     cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")
     cal.add_argument("--json", action="store_true", help="print {profile, holdout_rows} as JSON")
+    cal.add_argument("--host-elevator", choices=("none", "cfq"),
+                     help="fio: the I/O scheduler of the host that ran fio (legacy block layer, Linux 4.x: "
+                          "/sys/block/DEV/queue/scheduler); the jobs are then predicted through it "
+                          "(models/block_layer.py). Without it the device alone is modelled")
+    cal.add_argument("--queue-depth", type=int, default=32,
+                     help="fio, with --host-elevator: requests the device holds at once "
+                          "(/sys/block/DEV/device/queue_depth; SATA NCQ: 32)")
+    cal.add_argument("--nr-requests", type=int, default=128,
+                     help="fio, with --host-elevator: the request list's size (/sys/block/DEV/queue/nr_requests)")
     cal.add_argument("--rotational", action="store_true",
                      help="fio: the device reports itself rotational (/sys/block/DEV/queue/rotational = 1; "
                           "MariaDB then flushes neighbour pages); fio output cannot show it")
