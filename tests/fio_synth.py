@@ -1,5 +1,5 @@
-"""fio 3.x JSON results made by running fio-like closed loops on a built-in device profile, for
-tests that need a whole fio run set without the data sets in ../shared."""
+"""fio 3.x JSON results made by running fio-like closed loops on a device profile, for tests that
+need a whole fio run set without the data sets in ../shared."""
 
 from __future__ import annotations
 
@@ -10,6 +10,15 @@ from sim.calibrate import simulate_job
 from sim.fio import FioJob
 
 PROFILES = Path(__file__).resolve().parent.parent / "models" / "profiles"
+
+# A fixed SATA-like drive (one pooled unit; the samsung-pm883 fit of 2026-11-25), so that tests of
+# the fit do not move when the shipped profiles are refitted.
+SATA_LIKE = {"name": "sata-like", "source": "tests/fio_synth.py", "parallelism": 1, "host_overhead_s": 1.2e-05,
+             "unit_assignment": "pooled",
+             "classes": {"read": {"4096": {"capacity_iops": 44397.2, "latency_qd1_s": 0.000142840671743,
+                                           "service_cv": 0.732}},
+                         "write": {"4096": {"capacity_iops": 62992.9, "latency_qd1_s": 3.8059353223e-05,
+                                            "service_cv": 0.137}}}}
 
 
 def _direction(p, active: bool) -> dict:
@@ -23,9 +32,11 @@ def _direction(p, active: bool) -> dict:
             "runtime": 10000, "slat_ns": {"mean": 0}, "clat_ns": clat, "lat_ns": dict(clat)}
 
 
-def fio_run_set(profile: str = "samsung-pm883", depths=(1, 2, 4, 8, 16, 32, 64), numjobs=(1,)) -> list[tuple[str, bytes]]:
-    """(file name, fio JSON bytes): one file per job, randread and randwrite at 4K over the depths."""
-    doc = json.loads((PROFILES / f"{profile}.json").read_text())
+def fio_run_set(profile: str | dict = SATA_LIKE, depths=(1, 2, 4, 8, 16, 32, 64),
+                numjobs=(1,)) -> list[tuple[str, bytes]]:
+    """(file name, fio JSON bytes): one file per job, randread and randwrite at 4K over the depths,
+    on a profile document or a built-in profile's name."""
+    doc = profile if isinstance(profile, dict) else json.loads((PROFILES / f"{profile}.json").read_text())
     out = []
     for rw in ("randread", "randwrite"):
         for nj in numjobs:

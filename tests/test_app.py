@@ -343,6 +343,23 @@ def test_calibrate_page_fits_uploaded_fio_results():
     assert "Download profile JSON" in [b.proto.label for b in at.get("download_button")]
 
 
+@pytest.mark.slow
+def test_calibrate_page_fits_through_the_hosts_cfq():
+    from fio_synth import fio_run_set
+
+    files = [(name, data, "application/json") for name, data in fio_run_set(depths=(1, 4, 8, 16), numjobs=(1, 2))]
+    at = AppTest.from_function(_calibrate, default_timeout=300).run()
+    at.file_uploader[0].set_value(files).run()
+    at.selectbox(key="cal-host").set_value("CFQ, SATA queue depth 32 (Linux 4.x legacy block layer)").run()
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, at.error[0].value if at.error else ""
+    report = at.dataframe[0].value
+    # two processes each 8 or 16 deep: CFQ's slices shape them, so they are predicted, not fitted
+    assert set(report["set"]) == {"fit", "host-shaped"}
+    assert (report["set"] == "host-shaped").sum() == 4
+
+
 def test_calibrate_page_names_the_sequential_jobs_it_leaves_out():
     import json as _json
 

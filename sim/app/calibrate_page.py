@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from models.block_layer import BlockLayerConfig
 from models.errors import InputError
 from sim.app.settings import SCENARIO_DIR, shipped_oltp_scenarios
 from sim.calibrate import NOT_USED, calibrate_fio, holdout_summary, report_rows
@@ -23,13 +24,20 @@ from sim.trace_fit import DEFAULT_FIT, FITTABLE, SERIES_NAMES
 from sim.app.widgets import child_error, figure_block
 
 
+HOST_CHOICES = {"the device alone (NVMe, or no elevator)": None,
+                "CFQ, SATA queue depth 32 (Linux 4.x legacy block layer)": BlockLayerConfig("cfq", 32),
+                "noop / deadline, SATA queue depth 32": BlockLayerConfig("none", 32)}
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
-def fit_uploads(files: tuple[tuple[str, bytes], ...], holdout: str, name: str) -> dict:
-    """Fit on the uploaded fio files: profile, think time, report rows and held-out rows."""
+def fit_uploads(files: tuple[tuple[str, bytes], ...], holdout: str, name: str, host: str = "") -> dict:
+    """Fit on the uploaded fio files: profile, think time, report rows and held-out rows; `host`
+    names the measuring host's block layer (a HOST_CHOICES key; empty: the device alone)."""
     jobs = [j for fname, data in files for j in read_fio_json_bytes(data, fname)]
     if not jobs:
         raise InputError(", ".join(f for f, _ in files), "", "no fio jobs in the files", "fio --output-format=json")
-    cal = calibrate_fio(jobs, holdout or None, name, "innosim app calibrate: " + ", ".join(f for f, _ in files))
+    cal = calibrate_fio(jobs, holdout or None, name, "innosim app calibrate: " + ", ".join(f for f, _ in files),
+                        HOST_CHOICES.get(host))
     return {"profile": cal.fit.profile, "think_s": cal.fit.think_s, "report": report_rows(cal),
             "holdout_rows": cal.holdout_rows, "n_jobs": len(jobs), "n_held": len(cal.held)}
 
@@ -81,10 +89,15 @@ def render() -> None:
     name = c1.text_input("profile name", "my-device", key="cal-name").strip() or "my-device"
     holdout = c2.text_input("hold out (job option=value, optional)", "", key="cal-holdout",
                             help="e.g. numjobs=16: those jobs are predicted, not fitted, and the error is reported")
+    host = st.selectbox("the host that ran fio", list(HOST_CHOICES), key="cal-host",
+                        help="/sys/block/DEV/queue/scheduler on that host. Under CFQ several processes each "
+                             "more than 4 deep get slices: some I/Os wait 100-300 ms and throughput drops; "
+                             "the jobs are then predicted through it (models/block_layer.py)")
     if st.button("Fit", type="primary", key="cal-run", disabled=not files):
         try:
             with st.spinner("fitting and re-running every job..."):
-                out = fit_uploads(tuple((f.name, f.getvalue()) for f in files), holdout.strip(), name)
+                out = fit_uploads(tuple((f.name, f.getvalue()) for f in files), holdout.strip(), name,
+                                  host if HOST_CHOICES[host] is not None else "")
         except InputError as err:
             st.error(str(err))
             st.session_state.pop("cal-out", None)
