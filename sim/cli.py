@@ -278,13 +278,21 @@ def _cmd_calibrate(args) -> int:
     name = args.name or (out.stem if out else "fitted")
     host = None
     if args.host_elevator is not None:
-        host = BlockLayerConfig(args.host_elevator, args.queue_depth, args.nr_requests).check(
-            "innosim calibrate fio", "--host")
+        if not 1 <= args.queue_depth <= 65536:
+            raise InputError("innosim calibrate fio", "--queue-depth", f"{args.queue_depth} is out of range",
+                             "1 to 65536 (SATA NCQ: 32)")
+        if not 4 <= args.nr_requests <= 1 << 20:
+            raise InputError("innosim calibrate fio", "--nr-requests", f"{args.nr_requests} is out of range",
+                             "4 to 1048576 (the kernel's default: 128)")
+        host = BlockLayerConfig(args.host_elevator, args.queue_depth, args.nr_requests)
     elif args.queue_depth != 32 or args.nr_requests != NR_REQUESTS:
         raise InputError("innosim calibrate fio", "--queue-depth/--nr-requests",
                          "describe the host's block layer, so they need --host-elevator", "--host-elevator none or cfq")
+    if args.workers < 0:
+        raise InputError("innosim calibrate fio", "--workers", f"{args.workers} is not allowed",
+                         "0 (all cores) or more")
     cal = calibrate_fio(jobs, args.holdout, name, "innosim calibrate fio: " + ", ".join(str(f) for f in args.files),
-                        host)
+                        host, args.workers or os.cpu_count() or 1)
     if args.rotational:
         # Not in fio's output: the device's /sys/block/DEV/queue/rotational (MariaDB's neighbour flushing).
         cal.fit.profile["rotational"] = True
@@ -555,7 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="trace: fit again from cpu_per_txn = min(cores, users) / measured commits/s and keep "
                           "the better fit (twice the simulations)")
     cal.add_argument("--workers", "--jobs", dest="workers", type=int, default=0,
-                     help="trace: worker processes (default all cores)")
+                     help="worker processes (default all cores): trace simulations, or fio job reruns")
     cal.add_argument("--plot", help="trace: overlay PNG of measured and simulated series")
     cal.add_argument("--name", help="profile name (default: the output file's stem)")
     cal.add_argument("--holdout", help="key=value of a fio job option: those jobs are predicted, not fitted")

@@ -230,7 +230,22 @@ def test_calibrate_cli_through_cfq_predicts_the_held_out_sata_jobs(tmp_path, cap
     assert "cfq, queue depth 32" in doc["profile"]["description"]
 
 
-def test_calibrate_cli_refuses_host_settings_without_an_elevator(capsys):
+def test_calibrate_cli_refuses_bad_host_settings(capsys):
     files = [str(DATA / "fioplot-samsung-pm883" / "randread-1-1.json")]
     assert main(["calibrate", "fio", *files, "--queue-depth", "64"]) == 2
     assert "--host-elevator" in capsys.readouterr().err
+    assert main(["calibrate", "fio", *files, "--host-elevator", "cfq", "--queue-depth", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--queue-depth" in err and "1 to 65536" in err and "Traceback" not in err
+
+
+def test_parallel_reruns_give_the_same_calibration():
+    from fio_synth import fio_run_set
+    from sim.calibrate import calibrate_fio
+    from sim.fio import read_fio_json_bytes
+
+    jobs = [j for n, d in fio_run_set(depths=(1, 4, 8), numjobs=(1, 2)) for j in read_fio_json_bytes(d, n)]
+    one = calibrate_fio(jobs, "numjobs=2", "x", "test", BlockLayerConfig("cfq"), workers=1)
+    two = calibrate_fio(jobs, "numjobs=2", "x", "test", BlockLayerConfig("cfq"), workers=2)
+    assert [(p.job.label(), p.iops, p.lat_p99_s) for p in one.preds] == \
+           [(p.job.label(), p.iops, p.lat_p99_s) for p in two.preds]
