@@ -57,7 +57,9 @@ BE_PRIO_LEVELS = 8
 
 @dataclass(frozen=True)
 class BlockLayerConfig:
-    """What the host puts between submitter and device."""
+    """What the host puts between submitter and device. `slice_idle_s` enters only the slice floor
+    and cfq_slice_used_soon; idling on a queue (what slice_idle buys on a rotational disk) is not
+    modelled, so leave it 0 unless checking those two rules."""
 
     elevator: str = "none"
     queue_depth: int = 32

@@ -231,10 +231,9 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
         raise InputError(source, "", "no fio jobs to fit")
     jobs, unused, seq_kinds = select_jobs(jobs)
     shaped = [j for j in jobs if shaped_by_host(j, host_block)]
-    if shaped and len(shaped) < len(jobs):
+    all_shaped = bool(shaped) and len(shaped) == len(jobs)
+    if shaped and not all_shaped:
         jobs = [j for j in jobs if not shaped_by_host(j, host_block)]
-    else:
-        shaped = []
     classes = _classes(jobs, host_block.queue_depth if host_block is not None else None)
     ops = {cd.op for cd in classes.values()}
     if ops != {READ, WRITE}:
@@ -319,7 +318,10 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
                      f"nr_requests {hb.nr_requests}): the device is fitted to at most {hb.queue_depth} I/Os "
                      "on it" + (f", and not to the {len(shaped)} job(s) whose several processes, each more than "
                                 f"{CFQ_QUANTUM // 2} deep, CFQ's slices shape (they are predicted through it)"
-                                if shaped else ""))
+                                if shaped and not all_shaped else
+                                f"; every job ran several processes each more than {CFQ_QUANTUM // 2} deep, so the "
+                                "device is fitted to throughputs CFQ shaped (run one process at several depths to "
+                                "measure the drive itself)" if all_shaped else ""))
     if seq_kinds:
         notes.append("fitted to sequential jobs for " + ", ".join(sorted(seq_kinds)) + " (no random ones)")
     if unused:
@@ -396,10 +398,10 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
     """Run a fio job through the host's block layer (models.block_layer): numjobs processes, each
     keeping iodepth I/Os in flight as fio's libaio engine does with its defaults: submit one I/O at
     a time (io_submit sleeps in request allocation while the request list is full), reap one
-    completion, submit one. fio times an I/O from the end of its io_submit to
-    its reaping (clat) and io_submit itself (slat); the percentiles returned are clat percentiles
-    plus the mean slat, as measured_latency reads a fio result. So a process asleep in allocation
-    leaves its finished I/Os unreaped, and their latency runs on."""
+    completion, submit one. fio times an I/O from the end of its io_submit to its reaping (clat),
+    and io_submit itself (slat); the percentiles returned are clat percentiles plus the mean slat,
+    as measured_latency reads a fio result. A process asleep in allocation leaves its finished I/Os
+    unreaped, so their latency runs on."""
     prof = profile_from_dict(profile_doc, "profile")
     env = simpy.Environment()
     dev = Device(env, prof, np.random.default_rng(seed))
@@ -439,10 +441,10 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
             wake_alloc[woken] = None
         start(bl.dispatch(env.now))
         finished[rq.pid].append(rq)
-        ev = wake_done[rq.pid]
-        if ev is not None:
+        waiting = wake_done[rq.pid]
+        if waiting is not None:
             wake_done[rq.pid] = None
-            ev.succeed()
+            waiting.succeed()
 
     def submit(pid):
         t0 = env.now
