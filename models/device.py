@@ -85,6 +85,10 @@ class DeviceProfile:
     # does not ask. fio output does not show it.
     rotational: bool = False
     description: str = ""
+    # Spread (coefficient of variation) of the host path, from fio's slat stddev over its mean in
+    # one-process jobs. Used where the host's block layer is modelled (models.block_layer): when a
+    # submitter is back matters there, as CFQ lets an arrival preempt a queue with nothing queued.
+    host_overhead_cv: float = 0.0
     # Per operation. "pooled": an I/O takes whichever unit frees first (ideal parallelism; writes
     # on a log-structured FTL, which places each write where the log is). "striped": an I/O goes to
     # the unit its address maps to, uniformly at random for random I/O, so requests collide on busy
@@ -129,7 +133,7 @@ def _num(src: str, path: str, value: object, lo: float, hi: float) -> float:
     return float(value)
 
 
-_PROFILE_KEYS = {"name", "source", "description", "parallelism", "host_overhead_s", "classes",
+_PROFILE_KEYS = {"name", "source", "description", "parallelism", "host_overhead_s", "host_overhead_cv", "classes",
                  "mixed_capacity_iops", "volatile_write_cache", "flush_s", "gc", "unit_assignment",
                  "write_cache", "merge_adjacent_writes", "rotational"}
 UNIT_ASSIGNMENTS = ("pooled", "striped")
@@ -245,6 +249,7 @@ def profile_from_dict(data: dict, src: str) -> DeviceProfile:
         description=str(data.get("description", "")),
         parallelism=int(k),
         host_overhead_s=host,
+        host_overhead_cv=_num(src, "host_overhead_cv", data.get("host_overhead_cv", 0.0), 0.0, 10.0),
         classes=classes,
         mixed_capacity_iops=mixed,
         volatile_write_cache=bool(data.get("volatile_write_cache", False)),

@@ -246,6 +246,12 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
                          "internal parallelism cannot be told", "fio results at several queue depths")
     host = statistics.median(max(0.0, (_direction(j) or j.read).lat.mean_s - (_direction(j) or j.read).clat.mean_s)
                              for j in jobs)
+    # the host path's spread: slat stddev / mean of one-process jobs (several processes add their
+    # waits for the request list to slat)
+    spreads = [d.slat.stddev_s / d.slat.mean_s for j in jobs if j.numjobs == 1
+               for d in (_direction(j) or j.read,) if d is not None and d.slat is not None
+               and d.slat.mean_s > 0 and math.isfinite(d.slat.stddev_s)]
+    host_cv = min(10.0, statistics.median(spreads)) if spreads else 0.0
     think = statistics.median(max(0.0, j.outstanding / j.iops
                                   - sum(d.iops * d.lat.mean_s for d in (j.read, j.write) if d) / j.iops)
                               for j in jobs)
@@ -330,6 +336,7 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
            "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs"
                           + "".join(f"; {n}" for n in notes),
            "parallelism": k, "host_overhead_s": host,
+           **({"host_overhead_cv": round(host_cv, 3)} if host_cv > 0 else {}),
            "unit_assignment": assignment,
            "classes": doc_classes}
     if mixed:
@@ -393,6 +400,16 @@ def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
     return JobPrediction(job, a.size / span, float(a.mean()), pct(50), pct(99), pct(99.9))
 
 
+def _lognormal_stream(mean: float, cv: float, rng: np.random.Generator, batch: int = 4096):
+    """Endless draws of a lognormal with this mean and coefficient of variation (cv 0: the mean)."""
+    if cv <= 0:
+        while True:
+            yield mean
+    s2 = math.log1p(cv * cv)
+    while True:
+        yield from (mean * np.exp(-0.5 * s2 + math.sqrt(s2) * rng.standard_normal(batch))).tolist()
+
+
 def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: BlockLayerConfig,
                          seed: int = 1, target_ios: int = 4000) -> JobPrediction:
     """Run a fio job through the host's block layer (models.block_layer): numjobs processes, each
@@ -424,6 +441,7 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
         warm = max(warm, 0.3)
     clat: list[float] = []
     slat: list[float] = []
+    host_time = _lognormal_stream(host, prof.host_overhead_cv, np.random.default_rng(seed + 2))
     finished: list[list[Request]] = [[] for _ in range(job.numjobs)]
     wake_done: list[simpy.Event | None] = [None] * job.numjobs
     wake_alloc: list[simpy.Event | None] = [None] * job.numjobs
@@ -448,9 +466,9 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
 
     def submit(pid):
         t0 = env.now
-        # io_submit's own path (the profile's host_overhead_s, fio's median slat): one I/O after
-        # another, so completions elsewhere go on while a process submits
-        yield env.timeout(host)
+        # io_submit's own path (the profile's host_overhead_s, fio's median slat, with its measured
+        # spread): one I/O after another, so completions elsewhere go on while a process submits
+        yield env.timeout(next(host_time))
         while not bl.try_allocate(pid, env.now):
             ev = wake_alloc[pid] = env.event()
             bl.wait_allocation(pid)

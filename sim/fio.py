@@ -57,6 +57,7 @@ class LatencyStats:
     mean_s: float
     percentiles_s: dict[float, float] = field(default_factory=dict)
     bins_s: dict[float, int] = field(default_factory=dict)     # json+ bucket value -> count
+    stddev_s: float = math.nan                                  # fio's stddev, where it printed one
 
     def percentile_s(self, q: float) -> float:
         """From the json+ histogram when there is one, else from the reported percentiles."""
@@ -80,6 +81,7 @@ class DirectionStats:
     bw_bytes_s: float
     lat: LatencyStats
     clat: LatencyStats
+    slat: LatencyStats | None = None
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,8 @@ def _latency(d: dict, kind: str, src: str, path: str) -> LatencyStats | None:
         raise InputError(src, f"{path}.{kind}", "has no mean")
     pct = {round(q, 6): v * scale for q, v in _number_map(obj, "percentile", src, f"{path}.{kind}") if q > 0 and v}
     bins = {at * scale: int(n) for at, n in _number_map(obj, "bins", src, f"{path}.{kind}") if n > 0}
-    return LatencyStats(_num(obj["mean"], src, f"{path}.{kind}.mean") * scale, pct, bins)
+    sd = _num(obj["stddev"], src, f"{path}.{kind}.stddev") * scale if "stddev" in obj else math.nan
+    return LatencyStats(_num(obj["mean"], src, f"{path}.{kind}.mean") * scale, pct, bins, sd)
 
 
 def _pool_latency(parts: list[tuple[int, LatencyStats]]) -> LatencyStats:
@@ -189,7 +192,11 @@ def _pool_latency(parts: list[tuple[int, LatencyStats]]) -> LatencyStats:
             bins[k] = bins.get(k, 0) + v
     keys = set.intersection(*(set(s.percentiles_s) for _, s in parts)) if parts else set()
     pct = {q: sum(n * s.percentiles_s[q] for n, s in parts) / total for q in keys}
-    return LatencyStats(mean, pct, bins)
+    # pooled spread: within-clone variance plus the spread of the clones' means
+    sd = math.nan
+    if parts and all(math.isfinite(s.stddev_s) for _, s in parts):
+        sd = math.sqrt(sum(n * (s.stddev_s ** 2 + (s.mean_s - mean) ** 2) for n, s in parts) / total)
+    return LatencyStats(mean, pct, bins, sd)
 
 
 def _direction(entries: list[dict], op: str, src: str, name: str) -> DirectionStats | None:
@@ -207,24 +214,26 @@ def _direction(entries: list[dict], op: str, src: str, name: str) -> DirectionSt
             raise InputError(src, f"{path}.iops", f"is 0 while total_ios is {ios}", "the rate of the I/Os counted")
         lat = _latency(d, "lat", src, path)
         clat = _latency(d, "clat", src, path)
+        slat = _latency(d, "slat", src, path)
         if lat is None and clat is None:
             raise InputError(src, path, "has neither lat/clat (fio 2.x) nor lat_ns/clat_ns (fio 3.x)")
         if (clat or lat).mean_s <= 0:
             raise InputError(src, f"{path}.{'clat' if clat else 'lat'}", "mean latency is 0 for I/O that was done",
                              "the mean completion latency fio measured (> 0)")
         if lat is None:   # fio 2.x without lat: lat = slat + clat in mean
-            slat = _latency(d, "slat", src, path)
             lat = LatencyStats(clat.mean_s + (slat.mean_s if slat else 0.0), clat.percentiles_s, clat.bins_s)
         if "bw_bytes" in d:
             bw = _num(d["bw_bytes"], src, f"{path}.bw_bytes")
         else:
             bw = _num(d.get("bw", 0.0), src, f"{path}.bw") * 1024.0
-        parts.append((ios, iops, bw, lat, clat or lat))
+        parts.append((ios, iops, bw, lat, clat or lat, slat))
     if not parts:
         return None
+    slats = [(p[0], p[5]) for p in parts if p[5] is not None]
     return DirectionStats(
         ios=sum(p[0] for p in parts), iops=sum(p[1] for p in parts), bw_bytes_s=sum(p[2] for p in parts),
-        lat=_pool_latency([(p[0], p[3]) for p in parts]), clat=_pool_latency([(p[0], p[4]) for p in parts]))
+        lat=_pool_latency([(p[0], p[3]) for p in parts]), clat=_pool_latency([(p[0], p[4]) for p in parts]),
+        slat=_pool_latency(slats) if len(slats) == len(parts) else None)
 
 
 def read_fio_json(path: str | Path) -> list[FioJob]:

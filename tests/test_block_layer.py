@@ -249,3 +249,23 @@ def test_parallel_reruns_give_the_same_calibration():
     two = calibrate_fio(jobs, "numjobs=2", "x", "test", BlockLayerConfig("cfq"), workers=2)
     assert [(p.job.label(), p.iops, p.lat_p99_s) for p in one.preds] == \
            [(p.job.label(), p.iops, p.lat_p99_s) for p in two.preds]
+
+
+def test_pooled_stddev_of_clones():
+    from sim.fio import LatencyStats, _pool_latency
+    a, b = LatencyStats(10e-6, stddev_s=1e-6), LatencyStats(20e-6, stddev_s=1e-6)
+    pooled = _pool_latency([(100, a), (100, b)])
+    assert pooled.mean_s == pytest.approx(15e-6)
+    assert pooled.stddev_s == pytest.approx((1e-12 + 25e-12) ** 0.5)     # within 1 us, means 5 us apart
+    assert _pool_latency([(1, a), (1, LatencyStats(20e-6))]).stddev_s != _pool_latency([(1, a), (1, a)]).stddev_s
+
+
+def test_host_path_spread_from_one_process_jobs_and_its_profile_key():
+    from models.device import profile_from_dict
+    from sim.calibrate import fit_device
+    from sim.fio import read_fio_json
+    jobs = [j for f in sorted((DATA / "fioplot-intel-d3-s4610").glob("rand*-1.json")) for j in read_fio_json(f)]
+    fit = fit_device(jobs, "x", "test", BlockLayerConfig("cfq"))
+    assert 0.2 < fit.profile["host_overhead_cv"] < 0.7
+    with pytest.raises(InputError, match="host_overhead_cv"):
+        profile_from_dict({**PROFILE, "host_overhead_cv": -1}, "p.json")

@@ -46,9 +46,14 @@ def test_known_values_of_real_files():
     assert j.fio_version == "fio-3.1" and j.rw == "randread" and j.block_bytes == 4096
     assert j.read.iops == pytest.approx(7816, rel=1e-3)
     assert j.read.lat.mean_s == pytest.approx(125.4e-6, rel=0.01)
+    # slat's stddev (the host path's spread, models.block_layer): 1.00 us about a 10.12 us mean
+    assert j.read.slat.mean_s == pytest.approx(10.12e-6, rel=0.01)
+    assert j.read.slat.stddev_s == pytest.approx(1.00e-6, rel=0.02)
     (j,) = read_fio_json(DATA / "samyaple-sabrent-rocket4plus-nvme" / "randrw50" / "randrw-4-2.json")
     assert j.read_share == 0.5 and j.clones == 2 and j.outstanding == 8
     assert j.read.iops == pytest.approx(j.write.iops, rel=0.05)
+    # two clones pooled: the spread covers both clones' samples and the gap between their means
+    assert j.read.slat is not None and j.read.slat.stddev_s >= 0
 
 
 @needs_data
