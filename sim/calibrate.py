@@ -353,6 +353,7 @@ class JobPrediction:
     lat_p50_s: float
     lat_p99_s: float
     lat_p999_s: float
+    span_s: float = math.nan          # the simulated seconds measured (after the warm-up)
 
 
 def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
@@ -397,7 +398,7 @@ def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
     def pct(q):
         return float(a[max(0, math.ceil(q / 100 * a.size) - 1)])
 
-    return JobPrediction(job, a.size / span, float(a.mean()), pct(50), pct(99), pct(99.9))
+    return JobPrediction(job, a.size / span, float(a.mean()), pct(50), pct(99), pct(99.9), span)
 
 
 def _lognormal_stream(mean: float, cv: float, rng: np.random.Generator, batch: int = 4096):
@@ -507,7 +508,7 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
     def pct(q):
         return float(a[max(0, math.ceil(q / 100 * a.size) - 1)]) + s_mean
 
-    return JobPrediction(job, a.size / span, float(a.mean()) + s_mean, pct(50), pct(99), pct(99.9))
+    return JobPrediction(job, a.size / span, float(a.mean()) + s_mean, pct(50), pct(99), pct(99.9), span)
 
 
 def measured_latency(job: FioJob, q: float) -> float:
