@@ -36,7 +36,7 @@ import simpy
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from models.block_layer import CFQ_QUANTUM, BlockLayer, BlockLayerConfig, Request
+from models.block_layer import CFQ_QUANTUM, NR_REQUESTS, BlockLayer, BlockLayerConfig, Request, cfq_scaled_slice
 from models.device import READ, WRITE, Device, profile_from_dict
 from models.errors import InputError
 from models.queueing import mixed_capacity_iops
@@ -220,6 +220,26 @@ def shaped_by_host(job: FioJob, host: BlockLayerConfig | None) -> bool:
     cfq_quantum requests on the device while the others wait; models.block_layer)."""
     return (host is not None and host.elevator == "cfq" and job.numjobs > 1
             and job.iodepth > CFQ_QUANTUM // 2)
+
+
+def cfq_fingerprints(jobs: list[FioJob]) -> list[str]:
+    """Jobs whose tail waits sit at CFQ's slice arithmetic: several processes (2 to 8, few enough
+    that the request list does not fill), each more than cfq_quantum / 2 deep, with p99.9 within 5%
+    of (processes - 1) x the slice cfq_scaled_cfqq_slice gives them (200, 225, 262.5 ms for 3, 4, 8
+    processes). Each is one line saying so; two or more say the host ran CFQ."""
+    out = []
+    for j in jobs:
+        if not (2 <= j.numjobs <= 8 and j.iodepth > CFQ_QUANTUM // 2 and j.outstanding <= NR_REQUESTS):
+            continue
+        d = _direction(j)
+        if d is None:
+            continue
+        p999 = d.clat.percentile_s(99.9)
+        expect = (j.numjobs - 1) * cfq_scaled_slice(j.numjobs, 0.0)
+        if math.isfinite(p999) and abs(p999 - expect) <= 0.05 * expect:
+            out.append(f"{j.label()}: p99.9 {p999 * 1e3:.0f} ms, {j.numjobs - 1} x the "
+                       f"{cfq_scaled_slice(j.numjobs, 0.0) * 1e3:.1f} ms slice of CFQ with {j.numjobs} busy queues")
+    return out
 
 
 def fit_device(jobs: list[FioJob], name: str, source: str,

@@ -261,7 +261,7 @@ def _cmd_validate(args) -> int:
 
 def _cmd_calibrate(args) -> int:
     from models.block_layer import NR_REQUESTS, BlockLayerConfig
-    from sim.calibrate import calibrate_fio, holdout_summary, report_rows
+    from sim.calibrate import calibrate_fio, cfq_fingerprints, holdout_summary, report_rows
     from sim.fio import read_fio_json
     from sim.report import check_output_file, format_rows, write_atomic
 
@@ -316,6 +316,11 @@ def _cmd_calibrate(args) -> int:
         for h in holdout_summary(rows):
             print(f"held out ({args.holdout}): {h['metric']} within target on {h['within']} of {h['of']} jobs; "
                   f"median |error| {h['median_abs_error']:.1%}")
+    if host is None:
+        prints = cfq_fingerprints(jobs)
+        if len(prints) >= 2:
+            print(f"note: {len(prints)} jobs wait as CFQ's slices make them wait ({prints[0]}; ...): the host "
+                  "that ran fio likely used CFQ. Fit again with --host-elevator cfq to model it.", file=sys.stderr)
     if out is not None:
         write_atomic(out, json.dumps(cal.fit.profile, indent=2) + "\n")
         print(f"wrote {out}", file=sys.stderr)

@@ -269,3 +269,21 @@ def test_host_path_spread_from_one_process_jobs_and_its_profile_key():
     assert 0.2 < fit.profile["host_overhead_cv"] < 0.7
     with pytest.raises(InputError, match="host_overhead_cv"):
         profile_from_dict({**PROFILE, "host_overhead_cv": -1}, "p.json")
+
+
+def test_cfq_fingerprints_tell_the_sata_hosts_from_the_nvme_ones(capsys):
+    from sim.calibrate import cfq_fingerprints
+    from sim.fio import read_fio_json
+
+    def jobs(folder):
+        return [j for f in sorted((DATA / folder).glob("*.json")) for j in read_fio_json(f)]
+    prints = cfq_fingerprints(jobs("fioplot-intel-d3-s4610"))
+    assert len(prints) == 9 and any("qd=16x4: p99.9 225 ms, 3 x the 75.0 ms slice" in p for p in prints)
+    assert cfq_fingerprints(jobs("samyaple-sabrent-rocket4plus-nvme/4k")) == []
+    assert cfq_fingerprints(jobs("rpi-hothanh7-nvme")) == []
+    # the CLI says so when fitting the device alone
+    files = [str(DATA / "fioplot-intel-d3-s4610" / f"randread-{d}-{n}.json") for d, n in
+             ((1, 1), (8, 1), (32, 1), (16, 4), (32, 2))] + \
+            [str(DATA / "fioplot-intel-d3-s4610" / f"randwrite-{d}-1.json") for d in (1, 8, 32)]
+    assert main(["calibrate", "fio", *files]) == 0
+    assert "--host-elevator cfq" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import streamlit as st
 from models.block_layer import BlockLayerConfig
 from models.errors import InputError
 from sim.app.settings import SCENARIO_DIR, shipped_oltp_scenarios
-from sim.calibrate import NOT_USED, calibrate_fio, holdout_summary, report_rows
+from sim.calibrate import NOT_USED, calibrate_fio, cfq_fingerprints, holdout_summary, report_rows
 from sim.fio import read_fio_json_bytes
 from sim.plots import fio_fit_figure
 from sim.trace_fit import DEFAULT_FIT, FITTABLE, SERIES_NAMES
@@ -39,7 +39,8 @@ def fit_uploads(files: tuple[tuple[str, bytes], ...], holdout: str, name: str, h
     cal = calibrate_fio(jobs, holdout or None, name, "innosim app calibrate: " + ", ".join(f for f, _ in files),
                         HOST_CHOICES.get(host))
     return {"profile": cal.fit.profile, "think_s": cal.fit.think_s, "report": report_rows(cal),
-            "holdout_rows": cal.holdout_rows, "n_jobs": len(jobs), "n_held": len(cal.held)}
+            "holdout_rows": cal.holdout_rows, "n_jobs": len(jobs), "n_held": len(cal.held),
+            "cfq_fingerprints": cfq_fingerprints(jobs) if cal.host is None else []}
 
 
 def holdout_table(rows: list[dict]) -> pd.DataFrame:
@@ -57,6 +58,10 @@ def show_fit(out: dict, name: str) -> None:
     c[2].metric("host path (us)", f"{prof['host_overhead_s'] * 1e6:.1f}")
     c[3].metric("fio think time (us)", f"{out['think_s'] * 1e6:.1f}")
     st.caption(f"unit assignment: {prof['unit_assignment']}")
+    prints = out.get("cfq_fingerprints", [])
+    if len(prints) >= 2:
+        st.warning(f"{len(prints)} jobs wait as CFQ's slices make them wait (e.g. {prints[0]}): the host that ran "
+                   "fio likely used CFQ. Choose it under 'the host that ran fio' and fit again.")
     unused = [r for r in out["report"] if r["set"].startswith(NOT_USED)]
     if unused:
         st.caption(f"{len(unused)} job(s) not used ({unused[0]['set'].split(';')[0]}, ...): the device model is "
