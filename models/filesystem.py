@@ -223,20 +223,25 @@ class Journal:
 class Tally:
     """Per-I/O accounting filled in by the filesystem paths."""
 
-    __slots__ = ("lock_wait_s",)
+    __slots__ = ("lock_wait_s", "pid")
 
-    def __init__(self) -> None:
+    def __init__(self, pid: int | None = None) -> None:
         self.lock_wait_s = 0.0
+        self.pid = pid            # the submitting process, for the host's block layer (models.host_io)
 
 
 class Filesystem:
     """Data files on one filesystem over one device; SimPy generator paths for each I/O kind."""
 
-    def __init__(self, env, device: Device, spec: FsSpec, n_files: int, cpu_cores: int | None = None) -> None:
+    def __init__(self, env, device: Device, spec: FsSpec, n_files: int, cpu_cores: int | None = None,
+                 host=None) -> None:
         if n_files < 1:
             raise ValueError("n_files must be >= 1")
         self.env = env
         self.device = device
+        # models.host_io.HostQueue: the host's block layer between a process's I/O and the device
+        # (iobench); None: the device alone (the journal's writes never go through it)
+        self.host = host
         self.spec = spec
         self.host_s = device.profile.host_overhead_s
         is_xfs = spec.kind == "xfs"
@@ -276,9 +281,12 @@ class Filesystem:
         yield ev
         tally.lock_wait_s += self.env.now - t0
 
-    def _device_io(self, op: str, size: int):
-        """The event of one I/O's completion on the device, host path included (callers yield it)."""
+    def _device_io(self, op: str, size: int, tally: Tally | None = None):
+        """The event of one I/O's completion on the device, host path included (callers yield it);
+        through the host's block layer when there is one and the I/O has a submitting process."""
         env = self.env
+        if self.host is not None and tally is not None and tally.pid is not None:
+            return self.host.io(tally.pid, op, size, self.host_s)
         return env.timeout(self.device.schedule_sized(env.now, op, size) + self.host_s - env.now)
 
     def _ilock_hold_s(self, inode: Inode, exclusive: bool, in_flight: int | None = None) -> float:
@@ -315,21 +323,21 @@ class Filesystem:
     def direct_read(self, inode: Inode, size: int, tally: Tally):
         kind, era, c = self.spec.kind, self.spec.kernel, self.spec.costs
         if kind == "raw" or self.spec.ext4_dioread_nolock:
-            yield self._device_io(READ, size)
+            yield self._device_io(READ, size, tally)
         elif kind == "ext4" and era == "2012":
             yield from self._acquire(inode.lock, EXCL, tally)
             pages = max(1, size // PAGE_4K)
             yield self.env.timeout(c.dio_read_submit_base_s + c.dio_read_submit_per_page_s * pages)
             inode.lock.release(EXCL)
-            yield self._device_io(READ, size)
+            yield self._device_io(READ, size, tally)
         elif kind == "ext4":
             yield from self._acquire(inode.lock, SHARED, tally)
-            yield self._device_io(READ, size)
+            yield self._device_io(READ, size, tally)
             inode.lock.release(SHARED)
         else:  # xfs, either era: IOLOCK shared, ILOCK shared for the mapping
             yield from self._acquire(inode.lock, SHARED, tally)
             yield from self._ilock_step(inode, tally, exclusive=False)
-            yield self._device_io(READ, size)
+            yield self._device_io(READ, size, tally)
             inode.lock.release(SHARED)
 
     def direct_write(self, inode: Inode, size: int, tally: Tally, submit_only: bool = False):
@@ -347,7 +355,7 @@ class Filesystem:
         (3-12% of the 8-instance DBT2 replay's wall time in alternating runs)."""
         kind, era = self.spec.kind, self.spec.kernel
         if kind == "raw":
-            done = self._device_io(WRITE, size)
+            done = self._device_io(WRITE, size, tally)
             if submit_only:
                 return done
             yield done
@@ -364,10 +372,10 @@ class Filesystem:
                     c = self.spec.costs
                     yield self.env.timeout(c.dio_write_submit_base_s
                                            + c.dio_write_submit_per_page_s * max(1, size // PAGE_4K))
-                done = self._device_io(WRITE, size)
+                done = self._device_io(WRITE, size, tally)
                 lock.release(mode)
                 return done
-            yield self._device_io(WRITE, size)
+            yield self._device_io(WRITE, size, tally)
             lock.release(mode)
             return
         ev = lock.acquire(SHARED)
@@ -387,10 +395,10 @@ class Filesystem:
         inode.ilock.release(imode)
         if submit_only:
             inode.submitting -= 1
-            done = self._device_io(WRITE, size)
+            done = self._device_io(WRITE, size, tally)
             lock.release(SHARED)
             return done
-        yield self._device_io(WRITE, size)
+        yield self._device_io(WRITE, size, tally)
         inode.writers_in_flight -= 1
         lock.release(SHARED)
 
@@ -405,7 +413,7 @@ class Filesystem:
         if cache_hit:
             yield self._cpu(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
         else:
-            yield self._device_io(READ, size)
+            yield self._device_io(READ, size, tally)
         if xfs:
             inode.lock.release(SHARED)
 
@@ -422,7 +430,7 @@ class Filesystem:
         inode.writers_in_flight += 1
         if xfs2012:
             yield from self._ilock_step(inode, tally, exclusive=True)
-        yield self._device_io(WRITE, size)
+        yield self._device_io(WRITE, size, tally)
         inode.writers_in_flight -= 1
         yield from self._sync_file(inode, tally)
 

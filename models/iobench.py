@@ -68,8 +68,9 @@ class IobenchRecorder:
 
 
 def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
-                    rng: np.random.Generator, rec: IobenchRecorder):
-    """One IObench process: a closed loop of random I/Os until the simulation ends."""
+                    rng: np.random.Generator, rec: IobenchRecorder, pid: int | None = None):
+    """One IObench process: a closed loop of random I/Os until the simulation ends (`pid` names it
+    to the host's block layer, where there is one)."""
     read_fraction = READ_FRACTION[spec.pattern]
     blocks = spec.data_bytes // spec.block_bytes
     hit_p = min(1.0, spec.page_cache_bytes / spec.data_bytes) if spec.io_mode == "fsync" else 0.0
@@ -89,7 +90,7 @@ def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
         inode = inodes[files.file_of_offset(u_off[i] * size)]
         hit = u_hit is not None and u_hit[i] < hit_p
         i += 1
-        tally = Tally()
+        tally = Tally(pid)
         t0 = env.now
         rec.submitted += 1
         if op == READ:

@@ -53,6 +53,9 @@ _IOBENCH_FLAGS = {
     "--files": ("hardware", "data_files"),
     "--page-cache": ("hardware", "page_cache"),
     "--cpu-cores": ("hardware", "cpu_cores"),
+    "--io-scheduler": ("hardware", "io_scheduler"),
+    "--queue-depth": ("hardware", "queue_depth"),
+    "--nr-requests": ("hardware", "nr_requests"),
     "--workload": ("workload", "pattern"),
     "--bs": ("workload", "block_size"),
     "--procs": ("workload", "processes"),
@@ -82,6 +85,13 @@ def _iobench_scenario(args):
         raw["--seed"] = int(args.seed)
     if args.mount_options is not None:
         raw["--mount-options"] = args.mount_options
+    if args.io_scheduler is not None:
+        raw["--io-scheduler"] = args.io_scheduler
+    for flag, value in (("--queue-depth", args.queue_depth), ("--nr-requests", args.nr_requests)):
+        if value is not None:
+            if not value.isdigit():
+                raise InputError(flag, "", f"{value!r} is not a whole number", "1 or more")
+            raw[flag] = int(value)
     if raw["--fs"] == ["raw"] and args.mount_options is None:
         raw["--mount-options"] = ""
     for flag, value in raw.items():
@@ -495,6 +505,11 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--data-size", default="128G", help="data set size")
     io.add_argument("--page-cache", default="0", help="page cache for buffered reads")
     io.add_argument("--cpu-cores", default="8", help="cores for the copies out of the page cache")
+    io.add_argument("--io-scheduler", default=None,
+                    help="the host's block layer between each process and the device: off (default: the "
+                         "device alone), none (noop) or cfq (Linux 4.x legacy path, models/block_layer.py)")
+    io.add_argument("--queue-depth", default=None, help="with --io-scheduler: tags the device has (default 32)")
+    io.add_argument("--nr-requests", default=None, help="with --io-scheduler: request list size (default 128)")
     io.add_argument("--duration", default="0.2s", help="measured simulated time per run")
     io.add_argument("--warmup", default="0.05s", help="simulated warm-up before measuring")
     io.add_argument("--seed", default=None, help="random seed (default 1)")

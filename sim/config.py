@@ -168,6 +168,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
                           "sizes from; nothing else reads it)"),
         "cpu_cores": Key("cpu_cores", "int", 8, 1, 4096,
                          doc="cores the user threads run on (oltp); iobench: cores for copies out of the page cache"),
+        "io_scheduler": Key("io_scheduler", "choice", "off", choices=("off", "none", "cfq"),
+                            doc="iobench: the host's block layer between each process and the device "
+                                "(models/block_layer.py, Linux 4.x legacy path): off = the device alone; none "
+                                "(noop) or cfq with queue_depth tags and nr_requests requests"),
+        "queue_depth": Key("queue_depth", "int", 32, 1, 65536,
+                           doc="with io_scheduler: requests the device holds at once (SATA NCQ: 32)"),
+        "nr_requests": Key("nr_requests", "int", 128, 4, 1 << 20,
+                           doc="with io_scheduler: the request list's size (/sys/block/DEV/queue/nr_requests)"),
     },
     "workload": {
         "kind": Key("kind", "choice", "iobench", choices=("iobench", "oltp")),
@@ -355,6 +363,9 @@ class HardwareConfig:
     page_cache_bytes: int
     memory_bytes: int | None
     cpu_cores: int
+    io_scheduler: str = "off"
+    queue_depth: int = 32
+    nr_requests: int = 128
 
 
 @dataclass(frozen=True)
@@ -785,6 +796,11 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
             raise InputError(origin.get(("workload", key), src), f"workload.{key}",
                              f"is not a setting of a kind = \"{kind}\" workload",
                              "the keys of that kind (see docs/ARCHITECTURE.md)")
+    if kind == "oltp" and values["hardware"]["io_scheduler"] != "off":
+        raise InputError(origin.get(("hardware", "io_scheduler"), src), "hardware.io_scheduler",
+                         f"{values['hardware']['io_scheduler']!r}: the InnoDB engine's I/O does not go through "
+                         "the host's block layer (models/block_layer.py); only iobench workloads do",
+                         "\"off\" for an oltp workload")
     if kind == "oltp":
         prof = profile(wl["profile"])
         if wl["access"] == "tpcc":

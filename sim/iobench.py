@@ -17,8 +17,10 @@ from functools import lru_cache
 import numpy as np
 import simpy
 
+from models.block_layer import BlockLayerConfig
 from models.device import READ, WRITE, Device, DeviceProfile, load_profile
 from models.filesystem import Filesystem, make_spec
+from models.host_io import HostQueue
 from models.iobench import DataFiles, IobenchRecorder, IobenchSpec, iobench_process
 from sim.config import Scenario
 from sim.units import format_size
@@ -42,6 +44,9 @@ class IobenchCase:
     data_bytes: int = 128 << 30
     page_cache_bytes: int = 0
     cpu_cores: int = 8
+    io_scheduler: str = "off"         # off: the device alone; none / cfq: through the host's block layer
+    queue_depth: int = 32
+    nr_requests: int = 128
     duration_s: float = 0.2
     warmup_s: float = 0.05
     resolution_s: float = 0.01
@@ -49,8 +54,9 @@ class IobenchCase:
 
     def label(self) -> str:
         fs = self.filesystem if self.filesystem == "raw" else f"{self.filesystem}/{self.kernel}"
+        host = "" if self.io_scheduler == "off" else f" {self.io_scheduler}/qd{self.queue_depth}"
         return (f"{fs} {self.io_mode} {self.pattern} {format_size(self.block_bytes)} "
-                f"files={self.data_files} procs={self.processes}")
+                f"files={self.data_files} procs={self.processes}{host}")
 
 
 @dataclass(frozen=True)
@@ -93,14 +99,17 @@ def run_case(case: IobenchCase) -> IobenchResult:
     env = simpy.Environment()
     streams = np.random.SeedSequence(case.seed).spawn(case.processes + 1)
     device = Device(env, profile, np.random.default_rng(streams[0]))
-    fs = Filesystem(env, device, spec, case.data_files, cpu_cores=case.cpu_cores)
+    host = None
+    if case.io_scheduler != "off":
+        host = HostQueue(env, device, BlockLayerConfig(case.io_scheduler, case.queue_depth, case.nr_requests))
+    fs = Filesystem(env, device, spec, case.data_files, cpu_cores=case.cpu_cores, host=host)
     wl = IobenchSpec(case.pattern, case.block_bytes, case.processes, case.io_mode,
                      case.data_bytes, case.page_cache_bytes)
     files = DataFiles(case.data_files, case.data_bytes)
     start, end = case.warmup_s, case.warmup_s + case.duration_s
     rec = IobenchRecorder(start, end)
     for p in range(case.processes):
-        env.process(iobench_process(env, fs, wl, files, np.random.default_rng(streams[p + 1]), rec))
+        env.process(iobench_process(env, fs, wl, files, np.random.default_rng(streams[p + 1]), rec, pid=p))
 
     def mark_window_start():
         yield env.timeout(start)
@@ -172,6 +181,7 @@ def cases_from_scenario(scn: Scenario) -> list[IobenchCase]:
             device=hw.device, filesystem=fs, kernel=kernel, mount_options=hw.mount_options,
             io_mode=mode, pattern=pattern, block_bytes=bs, processes=procs, data_files=files,
             data_bytes=wl.data_bytes, page_cache_bytes=hw.page_cache_bytes, cpu_cores=hw.cpu_cores,
+            io_scheduler=hw.io_scheduler, queue_depth=hw.queue_depth, nr_requests=hw.nr_requests,
             duration_s=run.duration_s, warmup_s=run.warmup_s, resolution_s=run.resolution_s,
             seed=run.seed))
     return out
