@@ -140,6 +140,14 @@ def test_iobench_page_runs_default_and_shows_results():
     assert len(df) == 10
 
 
+def test_iobench_page_runs_through_the_host_scheduler():
+    at = AppTest.from_function(_iobench, default_timeout=120).run()
+    at.selectbox(key="io-sched").set_value("cfq").run()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert len(at.dataframe[0].value) == 10
+
+
 def test_iobench_page_bad_mount_option_shows_error():
     at = AppTest.from_function(_iobench, default_timeout=120).run()
     at.text_input[0].set_value("noatime,turbo").run()

@@ -39,9 +39,13 @@ def render() -> None:
     procs = c3.multiselect("processes", [1, 4, 16, 64, 128, 256], default=[1, 4, 16, 64, 256])
     mount = c3.text_input("mount options",
                           "noatime,nodiratime" if kernel == "modern" else "noatime,nodiratime,nobarrier")
+    sched = c1.selectbox("host I/O scheduler", ["off", "none", "cfq"], key="io-sched",
+                         help="off: the device alone (a bio-based card such as the seed's Fusion-io). none / cfq: "
+                              "the Linux 4.x block layer between each process and the device, 32 tags and 128 "
+                              "requests (a SATA drive); under CFQ, processes past the tags wait on its preemptions")
     doc = {
         "hardware": {"device": device, "filesystem": filesystems or ["xfs"], "kernel": kernel,
-                     "mount_options": mount, "data_files": files},
+                     "mount_options": mount, "data_files": files, "io_scheduler": sched},
         "workload": {"kind": "iobench", "pattern": pattern, "block_size": block,
                      "processes": sorted(procs) or [16], "io_mode": io_mode},
         "run": {"duration": "100ms", "warmup": "30ms", "seed": 1},
