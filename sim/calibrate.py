@@ -376,6 +376,18 @@ class JobPrediction:
     span_s: float = math.nan          # the simulated seconds measured (after the warm-up)
 
 
+def _closed_loop_rate(prof, job: FioJob, think_s: float) -> float:
+    """A run's length comes from the profile, not from the measurement: the closed-loop bound
+    min(N / R0, C) of the job's I/Os on it."""
+    caps, lats = [], []
+    for op, share in ((READ, job.read_share), (WRITE, 1.0 - job.read_share)):
+        if share > 0:
+            oc = prof.op_class(op, job.block_bytes)
+            caps.append(oc.capacity_iops)
+            lats.append(oc.latency_qd1_s + prof.host_overhead_s + think_s)
+    return min(job.outstanding / max(lats), max(caps))
+
+
 def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
                  target_ios: int = 4000) -> JobPrediction:
     """Run a fio job (N closed-loop I/Os, its read share and block size) on a profile."""
@@ -384,14 +396,7 @@ def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
     dev = Device(env, prof, np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 1)
     n = job.outstanding
-    # Run length from the profile, not from the measurement: the closed-loop bound min(N/R0, C).
-    caps, lats = [], []
-    for op, share in ((READ, job.read_share), (WRITE, 1.0 - job.read_share)):
-        if share > 0:
-            oc = prof.op_class(op, job.block_bytes)
-            caps.append(oc.capacity_iops)
-            lats.append(oc.latency_qd1_s + prof.host_overhead_s + think_s)
-    est_rate = min(n / max(lats), max(caps))
+    est_rate = _closed_loop_rate(prof, job, think_s)
     warm = max(2 * n, 200) / est_rate
     span = max(target_ios, 4 * n) / est_rate
     lat: list[float] = []
@@ -446,14 +451,8 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
     rng = np.random.default_rng(seed + 1)
     bl = BlockLayer(block)
     host = prof.host_overhead_s
-    caps, lats = [], []
-    for op, share in ((READ, job.read_share), (WRITE, 1.0 - job.read_share)):
-        if share > 0:
-            oc = prof.op_class(op, job.block_bytes)
-            caps.append(oc.capacity_iops)
-            lats.append(oc.latency_qd1_s + host + think_s)
     n = job.outstanding
-    est_rate = min(n / max(lats), max(caps))
+    est_rate = _closed_loop_rate(prof, job, think_s)
     span = max(target_ios, 4 * n) / est_rate
     warm = max(2 * n, 200) / est_rate
     if block.elevator == "cfq" and job.numjobs > 1:
