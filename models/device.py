@@ -265,6 +265,11 @@ def builtin_profile_names() -> list[str]:
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".json"))
 
 
+def builtin_profile_doc(name: str) -> dict:
+    """A built-in profile's JSON document (what sim.calibrate's job runs take)."""
+    return json.loads((resources.files("models") / "profiles" / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def load_profile(name_or_path: str) -> DeviceProfile:
     """A built-in profile by name, or a JSON file by path."""
     if name_or_path in builtin_profile_names():

@@ -427,6 +427,20 @@ def test_learn_walks_render_their_simulations():
     assert mins["60s"] > mins["1s"]
 
 
+def test_learn_cfq_walk_shows_slices_and_preemption():
+    at = AppTest.from_function(_learn, default_timeout=240).run()
+    at.selectbox(key="learn-walk").set_value("The host's I/O scheduler (CFQ) on a SATA SSD").run()
+    assert not at.exception, at.exception
+    one = at.dataframe[0].value.set_index("elevator")
+    assert one.loc["cfq", "reads/s"] == pytest.approx(one.loc["noop", "reads/s"], rel=0.03)
+    # 4 processes x 16: the others wait 3 slices of 75 ms
+    at.radio[0].set_value(at.radio[0].options[1]).run()
+    assert not at.exception, at.exception
+    four = at.dataframe[0].value.set_index("elevator")
+    assert four.loc["cfq", "p99.9 ms"] == pytest.approx(225, rel=0.05)
+    assert four.loc["noop", "p99.9 ms"] < 10
+
+
 def test_learn_open_loop_step_shows_the_queue():
     at = AppTest.from_function(_learn, default_timeout=240).run()
     at.selectbox(key="learn-walk").set_value("Micro-stalls hidden by averaging").run()

@@ -496,12 +496,64 @@ def _ck_os_cache(p: dict, step: int, k: str) -> None:
                  f"learn-ck-{step}-latency")
 
 
+# -- walk 6: the host's I/O scheduler (CFQ) on a SATA SSD -----------------------------------------
+
+SATA_DATA = ("fio-plot's Samsung PM883 runs (fio 3.1, libaio, 60 s; shared/data/fio/fioplot-samsung-pm883), "
+             "which ran under CFQ (README: \"The host's block layer\")")
+
+CFQ_STEPS = (
+    Step("One process: CFQ stays out of the way", f"""
+A SATA drive holds 32 commands (NCQ); the Linux 4.x block layer queues the rest, and its elevator
+chooses what goes next. With one process submitting, CFQ has one queue and lets it keep every tag:
+through CFQ or noop, one process 32 deep gets the drive's full rate. Measured on the PM883
+({SATA_DATA}): 45.4K reads/s at 32 deep, p99.9 0.9 ms.""", {"procs": 1, "depth": 32}),
+    Step("A few deep processes: slices", f"""
+Four processes each 16 deep: CFQ gives one queue a slice (100 ms scaled so that the busy queues share
+300 ms: 75 ms for four) with at most 8 requests on the drive (`cfq_quantum`), while the other three
+wait. Their requests wait 3 x 75 = 225 ms, and the drive runs below its rate. Measured: p99.9 225.4
+ms, 42.4K reads/s against 45.4K. Try 2 processes (one 100 ms slice) or 8 (7 x 37.5 ms).""",
+         {"procs": 4, "depth": 16}),
+    Step("Many shallow processes: preemption", f"""
+Sixty-four processes each one deep: no queue keeps anything queued, so each arrival preempts the
+active queue and goes to the front, and queues already waiting are passed over until arrivals pause.
+Most requests wait for nothing; a few wait milliseconds. Measured: p50 0.77 ms, p99 11.1 ms.
+Noop serves them in arrival order.""", {"procs": 64, "depth": 1}),
+)
+
+
+def _cfq_walk(step: int, k: str) -> None:
+    from models.block_layer import BlockLayerConfig
+    from models.device import builtin_profile_doc
+    from sim.calibrate import simulate_job_on_host
+    from sim.fio import FioJob
+
+    p = CFQ_STEPS[step].preset
+    c1, c2 = st.columns(2)
+    procs = _preset_box(c1, "processes", [1, 2, 4, 8, 16, 64], p["procs"], f"{k}-procs")
+    depth = _preset_box(c2, "I/Os each keeps in flight", [1, 4, 8, 16, 32, 64], p["depth"], f"{k}-depth")
+    job = FioJob(source="learn", name="randread", fio_version="fio-3.1", rw="randread", block_bytes=4096,
+                 iodepth=depth, numjobs=procs, direct=True, ioengine="libaio", read_share=1.0,
+                 options={"iodepth": str(depth), "numjobs": str(procs)}, read=None, write=None, clones=procs)
+    doc = builtin_profile_doc("samsung-pm883")
+    rows = []
+    with st.spinner("simulating the drive through noop and through CFQ..."):
+        for elevator in ("none", "cfq"):
+            r = simulate_job_on_host(doc, job, 0.0, BlockLayerConfig(elevator, 32))
+            rows.append({"elevator": "noop" if elevator == "none" else "cfq", "reads/s": round(r.iops),
+                         "p50 ms": round(r.lat_p50_s * 1e3, 2), "p99 ms": round(r.lat_p99_s * 1e3, 2),
+                         "p99.9 ms": round(r.lat_p999_s * 1e3, 1)})
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption(f"samsung-pm883 (fitted through CFQ), 4K random reads, {procs} x {depth} in flight, "
+               "SATA queue depth 32, 128 requests; models/block_layer.py.")
+
+
 WALKS = {
     "Per-inode write locks (IObench)": (IO_STEPS, _io_walk),
     "Buffer pool instances and sync flushing": (BP_STEPS, _bp_walk),
     "Micro-stalls hidden by averaging": (AVG_STEPS, _avg_walk),
     "One load on each server version": (VERSION_STEPS, _version_walk),
     "Checksums in the foreground": (CK_STEPS, _ck_walk),
+    "The host's I/O scheduler (CFQ) on a SATA SSD": (CFQ_STEPS, _cfq_walk),
 }
 
 
