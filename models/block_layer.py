@@ -42,6 +42,9 @@ ELEVATORS = ("none", "cfq")
 
 # block/blk-core.c, include/linux/blkdev.h (Linux 4.x)
 NR_REQUESTS = 128                 # BLKDEV_MAX_RQ
+NR_REQUESTS_RANGE = (4, 1 << 20)
+QUEUE_DEPTH_SATA = 32             # NCQ's 32 commands
+QUEUE_DEPTH_RANGE = (1, 65536)
 BLK_BATCH_REQ = 32
 BLK_BATCH_TIME_S = 0.020          # HZ / 50
 # block/cfq-iosched.c tunables (Linux 4.x)
@@ -52,7 +55,6 @@ CFQ_TARGET_LATENCY_S = 0.300
 CFQ_SLICE_SCALE = 5
 CFQ_HIST_DIVISOR = 4
 IOPRIO_NORM = 4
-BE_PRIO_LEVELS = 8
 
 
 @dataclass(frozen=True)
@@ -62,19 +64,23 @@ class BlockLayerConfig:
     modelled, so leave it 0 unless checking those two rules."""
 
     elevator: str = "none"
-    queue_depth: int = 32
+    queue_depth: int = QUEUE_DEPTH_SATA
     nr_requests: int = NR_REQUESTS
     slice_idle_s: float = 0.0
 
-    def check(self, src: str, path: str) -> "BlockLayerConfig":
+    def check(self, src: str, names: dict[str, str] | None = None) -> "BlockLayerConfig":
+        """The config itself, or one InputError naming the field (as `names` calls it, e.g. a flag)."""
+        def name(field_name: str) -> str:
+            return (names or {}).get(field_name, field_name)
+
         if self.elevator not in ELEVATORS:
-            raise InputError(src, f"{path}.elevator", f"{self.elevator!r} is not known", ", ".join(ELEVATORS))
-        if not (1 <= self.queue_depth <= 65536):
-            raise InputError(src, f"{path}.queue_depth", f"{self.queue_depth!r} is out of range", "1 to 65536")
-        if not (4 <= self.nr_requests <= 1 << 20):
-            raise InputError(src, f"{path}.nr_requests", f"{self.nr_requests!r} is out of range", "4 to 1048576")
+            raise InputError(src, name("elevator"), f"{self.elevator!r} is not known", ", ".join(ELEVATORS))
+        for field_name, (lo, hi) in (("queue_depth", QUEUE_DEPTH_RANGE), ("nr_requests", NR_REQUESTS_RANGE)):
+            value = getattr(self, field_name)
+            if not lo <= value <= hi:
+                raise InputError(src, name(field_name), f"{value!r} is out of range", f"{lo} to {hi}")
         if not (0.0 <= self.slice_idle_s <= 1.0):
-            raise InputError(src, f"{path}.slice_idle_s", f"{self.slice_idle_s!r} is out of range", "0 to 1")
+            raise InputError(src, name("slice_idle_s"), f"{self.slice_idle_s!r} is out of range", "0 to 1")
         return self
 
 
@@ -87,7 +93,6 @@ class Request:
     size: int
     ready_s: float
     fifo_time_s: float = 0.0
-    dispatched_s: float = math.nan
     payload: object = None
 
 
@@ -123,7 +128,6 @@ class CfqQueue:
     on_tree: bool = False
     rb_key: float = 0.0
     slice_new: bool = True
-    slice_start_s: float = 0.0
     slice_end_s: float = 0.0
     slice_resid_s: float = 0.0
     fifo_checked: bool = False
@@ -143,8 +147,7 @@ class Cfq:
         self.nr_cfqq = 0                       # queues the group counts (cfq_group_notify_queue_add)
         self.busy_avg = 0                      # cfqg->busy_queues_avg[BE]
         self.rq_queued = 0
-        self.slices = 0                        # slices begun, for reports
-        self.preemptions = 0
+        self.preemptions = 0                   # for tests and reports
 
     # --- the service tree -------------------------------------------------------------------
     def _tree_add(self, q: CfqQueue, now: float, add_front: bool) -> None:
@@ -195,11 +198,10 @@ class Cfq:
 
     def _set_active(self, q: CfqQueue | None) -> None:
         if q is not None:
-            q.slice_start_s = q.slice_end_s = 0.0
+            q.slice_end_s = 0.0
             q.slice_new = True
             q.fifo_checked = False
             q.must_dispatch = False
-            self.slices += 1
         self.active = q
 
     def _slice_expired(self, now: float, timed_out: bool) -> None:
@@ -225,7 +227,6 @@ class Cfq:
 
     def _set_prio_slice(self, q: CfqQueue, now: float) -> None:
         """cfq_set_prio_slice at the queue's first completion in its slice."""
-        q.slice_start_s = now
         q.slice_end_s = now + self._scaled_slice()
 
     # --- insert / dispatch / complete --------------------------------------------------------
@@ -355,7 +356,6 @@ class BlockLayer:
         self.waiters: deque = deque()      # pids asleep in get_request, FIFO (exclusive wake)
         self.batch: dict[int, _Batcher] = {}
         self.in_driver = 0
-        self.allocation_waits = 0
 
     def _batching(self, pid: int, now: float) -> bool:
         """ioc_batching."""
@@ -389,7 +389,6 @@ class BlockLayer:
 
     def wait_allocation(self, pid: int) -> None:
         """prepare_to_wait_exclusive: sleep until a freed request wakes this submitter."""
-        self.allocation_waits += 1
         self.waiters.append(pid)
 
     def insert(self, rq: Request, now: float) -> None:
@@ -402,7 +401,6 @@ class BlockLayer:
             rq = self.elevator.dispatch_one(now)
             if rq is None:
                 break
-            rq.dispatched_s = now
             self.in_driver += 1
             out.append(rq)
         return out

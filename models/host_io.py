@@ -4,11 +4,17 @@ A submitter's I/O takes a request (or waits, FIFO, for one to be freed), enters 
 starts on the device when the elevator hands it a free tag; the device's completion frees the tag
 and the request and lets the elevator dispatch again. Only scheduling lives here; every rule is in
 models.block_layer.
+
+Two kinds of submitter use it. One that hands its I/O over and waits for it (iobench: one I/O per
+process) calls `io`, and its I/Os wait here for their request. One that sleeps in allocation
+itself (fio's io_submit, sim.calibrate) allocates through `layer`, calls `insert`, and is told
+through `on_wake` when a freed request wakes it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from typing import Callable
 
 import simpy
 
@@ -18,28 +24,38 @@ from models.device import Device
 
 class HostQueue:
     """`io(pid, op, size, after_s)` returns the event of that I/O's completion on the device, plus
-    `after_s` (the host path back to the submitter)."""
+    `after_s` (the host path back to the submitter). A request's `payload` is called, without
+    arguments, when the device has finished it and the elevator has dispatched again."""
 
-    def __init__(self, env: simpy.Environment, device: Device, cfg: BlockLayerConfig) -> None:
+    def __init__(self, env: simpy.Environment, device: Device, cfg: BlockLayerConfig,
+                 on_wake: Callable[[int, float], None] | None = None) -> None:
         self.env = env
         self.device = device
         self.layer = BlockLayer(cfg)
         self._blocked: dict[int, deque] = defaultdict(deque)    # pid -> its I/Os waiting for a request
+        self.on_wake = on_wake or self._serve_blocked
 
     def io(self, pid: int, op: str, size: int, after_s: float = 0.0) -> simpy.Event:
         env = self.env
         done = env.event()
-        rq = Request(pid, op, size, env.now, payload=(done, after_s))
+        rq = Request(pid, op, size, env.now, payload=lambda: self._succeed(done, after_s))
         blocked = self._blocked[pid]
         if not blocked and self.layer.try_allocate(pid, env.now):
-            self._insert(rq)
+            self.insert(rq)
         else:
             if not blocked:
                 self.layer.wait_allocation(pid)
             blocked.append(rq)
         return done
 
-    def _insert(self, rq: Request) -> None:
+    def _succeed(self, done: simpy.Event, after_s: float) -> None:
+        if after_s > 0.0:
+            self.env.timeout(after_s).callbacks.append(lambda _ev: done.succeed())
+        else:
+            done.succeed()
+
+    def insert(self, rq: Request) -> None:
+        """An allocated request into the elevator, and whatever may start now onto the device."""
         now = self.env.now
         self.layer.insert(rq, now)
         self._start(self.layer.dispatch(now))
@@ -50,21 +66,20 @@ class HostQueue:
             ev = env.timeout(dev.schedule_sized(env.now, rq.op, rq.size) - env.now, rq)
             ev.callbacks.append(self._finish)
 
+    def _serve_blocked(self, pid: int, now: float) -> None:
+        """The woken sleeper becomes a batcher and takes requests for the I/Os it handed over."""
+        self.layer.set_batching(pid, now)
+        blocked = self._blocked[pid]
+        while blocked and self.layer.try_allocate(pid, now):
+            self.layer.insert(blocked.popleft(), now)
+        if blocked:
+            self.layer.wait_allocation(pid)
+
     def _finish(self, ev: simpy.Event) -> None:
         rq = ev.value
         now = self.env.now
         woken = self.layer.complete(rq, now)
         if woken is not None:
-            # the woken sleeper becomes a batcher and takes requests for what it was submitting
-            self.layer.set_batching(woken, now)
-            blocked = self._blocked[woken]
-            while blocked and self.layer.try_allocate(woken, now):
-                self.layer.insert(blocked.popleft(), now)
-            if blocked:
-                self.layer.wait_allocation(woken)
+            self.on_wake(woken, now)
         self._start(self.layer.dispatch(now))
-        done, after_s = rq.payload
-        if after_s > 0.0:
-            self.env.timeout(after_s).callbacks.append(lambda _ev: done.succeed())
-        else:
-            done.succeed()
+        rq.payload()

@@ -27,6 +27,7 @@ Method (shared/research/fs-device.md 2.2-2.5):
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -36,9 +37,10 @@ import simpy
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from models.block_layer import CFQ_QUANTUM, NR_REQUESTS, BlockLayer, BlockLayerConfig, Request, cfq_scaled_slice
+from models.block_layer import CFQ_QUANTUM, NR_REQUESTS, BlockLayerConfig, Request, cfq_scaled_slice
 from models.device import READ, WRITE, Device, profile_from_dict
 from models.errors import InputError
+from models.host_io import HostQueue
 from models.queueing import mixed_capacity_iops
 from sim.fio import FioJob
 
@@ -235,10 +237,11 @@ def cfq_fingerprints(jobs: list[FioJob]) -> list[str]:
         if d is None:
             continue
         p999 = d.clat.percentile_s(99.9)
-        expect = (j.numjobs - 1) * cfq_scaled_slice(j.numjobs, 0.0)
+        slice_s = cfq_scaled_slice(j.numjobs, 0.0)
+        expect = (j.numjobs - 1) * slice_s
         if math.isfinite(p999) and abs(p999 - expect) <= 0.05 * expect:
             out.append(f"{j.label()}: p99.9 {p999 * 1e3:.0f} ms, {j.numjobs - 1} x the "
-                       f"{cfq_scaled_slice(j.numjobs, 0.0) * 1e3:.1f} ms slice of CFQ with {j.numjobs} busy queues")
+                       f"{slice_s * 1e3:.1f} ms slice of CFQ with {j.numjobs} busy queues")
     return out
 
 
@@ -376,6 +379,19 @@ class JobPrediction:
     span_s: float = math.nan          # the simulated seconds measured (after the warm-up)
 
 
+def _prediction(job: FioJob, lat: list[float], span: float, add_s: float = 0.0) -> JobPrediction:
+    """A run's figures from its measured latencies (each plus add_s, as fio's mean slat is added to
+    its clat percentiles) over `span` simulated seconds."""
+    a = np.sort(np.asarray(lat))
+    if a.size == 0:
+        return JobPrediction(job, 0.0, math.nan, math.nan, math.nan, math.nan)
+
+    def pct(q):
+        return float(a[max(0, math.ceil(q / 100 * a.size) - 1)]) + add_s
+
+    return JobPrediction(job, a.size / span, float(a.mean()) + add_s, pct(50), pct(99), pct(99.9), span)
+
+
 def _closed_loop_rate(prof, job: FioJob, think_s: float) -> float:
     """A run's length comes from the profile, not from the measurement: the closed-loop bound
     min(N / R0, C) of the job's I/Os on it."""
@@ -416,14 +432,7 @@ def simulate_job(profile_doc: dict, job: FioJob, think_s: float, seed: int = 1,
     for _ in range(n):
         env.process(loop())
     env.run(until=warm + span)
-    a = np.sort(np.asarray(lat))
-    if a.size == 0:
-        return JobPrediction(job, 0.0, math.nan, math.nan, math.nan, math.nan)
-
-    def pct(q):
-        return float(a[max(0, math.ceil(q / 100 * a.size) - 1)])
-
-    return JobPrediction(job, a.size / span, float(a.mean()), pct(50), pct(99), pct(99.9), span)
+    return _prediction(job, lat, span)
 
 
 def _lognormal_stream(mean: float, cv: float, rng: np.random.Generator, batch: int = 4096):
@@ -449,7 +458,6 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
     env = simpy.Environment()
     dev = Device(env, prof, np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 1)
-    bl = BlockLayer(block)
     host = prof.host_overhead_s
     n = job.outstanding
     est_rate = _closed_loop_rate(prof, job, think_s)
@@ -466,18 +474,17 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
     wake_done: list[simpy.Event | None] = [None] * job.numjobs
     wake_alloc: list[simpy.Event | None] = [None] * job.numjobs
 
-    def start(rqs):
-        for rq in rqs:
-            ev = env.timeout(dev.schedule(env.now, rq.op, rq.size) - env.now, rq)
-            ev.callbacks.append(finish)
+    def woken(pid: int, _now: float) -> None:
+        ev = wake_alloc[pid]
+        if ev is not None:
+            wake_alloc[pid] = None
+            ev.succeed()
 
-    def finish(ev):
-        rq = ev.value
-        woken = bl.complete(rq, env.now)
-        if woken is not None and wake_alloc[woken] is not None:
-            wake_alloc[woken].succeed()
-            wake_alloc[woken] = None
-        start(bl.dispatch(env.now))
+    hq = HostQueue(env, dev, block, on_wake=woken)
+    bl = hq.layer
+
+    def to_reap(rq: Request) -> None:
+        """The device finished rq: it waits for its process to reap it."""
         finished[rq.pid].append(rq)
         waiting = wake_done[rq.pid]
         if waiting is not None:
@@ -497,8 +504,9 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
         if env.now >= warm:
             slat.append(env.now - t0)
         op = READ if rng.random() < job.read_share else WRITE
-        bl.insert(Request(pid, op, job.block_bytes, env.now), env.now)
-        start(bl.dispatch(env.now))
+        rq = Request(pid, op, job.block_bytes, env.now)
+        rq.payload = functools.partial(to_reap, rq)
+        hq.insert(rq)
 
     def process(pid):
         # fio's libaio loop with its defaults (iodepth_batch_submit = iodepth_batch_complete_min =
@@ -519,15 +527,7 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
     for pid in range(job.numjobs):
         env.process(process(pid))
     env.run(until=warm + span)
-    a = np.sort(np.asarray(clat))
-    if a.size == 0:
-        return JobPrediction(job, 0.0, math.nan, math.nan, math.nan, math.nan)
-    s_mean = float(np.mean(slat)) if slat else 0.0
-
-    def pct(q):
-        return float(a[max(0, math.ceil(q / 100 * a.size) - 1)]) + s_mean
-
-    return JobPrediction(job, a.size / span, float(a.mean()) + s_mean, pct(50), pct(99), pct(99.9), span)
+    return _prediction(job, clat, span, float(np.mean(slat)) if slat else 0.0)
 
 
 def measured_latency(job: FioJob, q: float) -> float:
@@ -627,11 +627,6 @@ def predict_job(fit: "DeviceFit", job: FioJob, host: BlockLayerConfig | None = N
     return simulate_job_on_host(fit.profile, job, fit.think_s, host)
 
 
-def _predict_args(args: tuple) -> JobPrediction:
-    """predict_job for a worker process (top level, so it can be pickled)."""
-    return predict_job(*args)
-
-
 def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: str,
                   host: BlockLayerConfig | None = None, workers: int = 1) -> Calibration:
     """Fit on the jobs not held out, then simulate every job the fitted profile speaks for (in
@@ -645,7 +640,7 @@ def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: st
         order = sorted(range(len(todo)), key=lambda i: (not shaped_by_host(todo[i][1], host),
                                                          -todo[i][1].outstanding))
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as ex:
-            out = dict(zip(order, ex.map(_predict_args, [todo[i] for i in order])))
+            out = dict(zip(order, ex.map(predict_job, *zip(*(todo[i] for i in order)))))
         preds = [out[i] for i in range(len(todo))]
     else:
         preds = [predict_job(*t) for t in todo]
@@ -663,7 +658,8 @@ def report_rows(cal: Calibration) -> list[dict]:
     for p in cal.preds:
         j = p.job
         rows.append(dict(zip(REPORT_COLUMNS, (
-            j.label(), "held out" if j in cal.held else "host-shaped" if shaped_by_host(j, cal.host) else "fit", j.rw, j.block_bytes, j.outstanding,
+            j.label(), "held out" if j in cal.held else "host-shaped" if shaped_by_host(j, cal.host) else "fit",
+            j.rw, j.block_bytes, j.outstanding,
             j.iops, p.iops, measured_mean(j) * 1e6, p.lat_mean_s * 1e6,
             measured_latency(j, 50.0) * 1e6, p.lat_p50_s * 1e6, measured_latency(j, 99.0) * 1e6,
             p.lat_p99_s * 1e6, measured_latency(j, 99.9) * 1e6, p.lat_p999_s * 1e6))))

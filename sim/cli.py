@@ -270,7 +270,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    from models.block_layer import NR_REQUESTS, BlockLayerConfig
+    from models.block_layer import NR_REQUESTS, QUEUE_DEPTH_SATA, BlockLayerConfig
     from sim.calibrate import calibrate_fio, cfq_fingerprints, holdout_summary, report_rows
     from sim.fio import read_fio_json
     from sim.report import check_output_file, format_rows, write_atomic
@@ -288,14 +288,9 @@ def _cmd_calibrate(args) -> int:
     name = args.name or (out.stem if out else "fitted")
     host = None
     if args.host_elevator is not None:
-        if not 1 <= args.queue_depth <= 65536:
-            raise InputError("innosim calibrate fio", "--queue-depth", f"{args.queue_depth} is out of range",
-                             "1 to 65536 (SATA NCQ: 32)")
-        if not 4 <= args.nr_requests <= 1 << 20:
-            raise InputError("innosim calibrate fio", "--nr-requests", f"{args.nr_requests} is out of range",
-                             "4 to 1048576 (the kernel's default: 128)")
-        host = BlockLayerConfig(args.host_elevator, args.queue_depth, args.nr_requests)
-    elif args.queue_depth != 32 or args.nr_requests != NR_REQUESTS:
+        host = BlockLayerConfig(args.host_elevator, args.queue_depth, args.nr_requests).check(
+            "innosim calibrate fio", {"queue_depth": "--queue-depth", "nr_requests": "--nr-requests"})
+    elif args.queue_depth != QUEUE_DEPTH_SATA or args.nr_requests != NR_REQUESTS:
         raise InputError("innosim calibrate fio", "--queue-depth/--nr-requests",
                          "describe the host's block layer, so they need --host-elevator", "--host-elevator none or cfq")
     if args.workers < 0:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from models import dedicated_server
+from models.block_layer import NR_REQUESTS, NR_REQUESTS_RANGE, QUEUE_DEPTH_RANGE, QUEUE_DEPTH_SATA
 from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
 from models.errors import InputError
@@ -172,9 +173,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                             doc="iobench: the host's block layer between each process and the device "
                                 "(models/block_layer.py, Linux 4.x legacy path): off = the device alone; none "
                                 "(noop) or cfq with queue_depth tags and nr_requests requests"),
-        "queue_depth": Key("queue_depth", "int", 32, 1, 65536,
+        "queue_depth": Key("queue_depth", "int", QUEUE_DEPTH_SATA, *QUEUE_DEPTH_RANGE,
                            doc="with io_scheduler: requests the device holds at once (SATA NCQ: 32)"),
-        "nr_requests": Key("nr_requests", "int", 128, 4, 1 << 20,
+        "nr_requests": Key("nr_requests", "int", NR_REQUESTS, *NR_REQUESTS_RANGE,
                            doc="with io_scheduler: the request list's size (/sys/block/DEV/queue/nr_requests)"),
     },
     "workload": {
@@ -364,8 +365,8 @@ class HardwareConfig:
     memory_bytes: int | None
     cpu_cores: int
     io_scheduler: str = "off"
-    queue_depth: int = 32
-    nr_requests: int = 128
+    queue_depth: int = QUEUE_DEPTH_SATA
+    nr_requests: int = NR_REQUESTS
 
 
 @dataclass(frozen=True)

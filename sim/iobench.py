@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 import simpy
 
-from models.block_layer import BlockLayerConfig
+from models.block_layer import NR_REQUESTS, QUEUE_DEPTH_SATA, BlockLayerConfig
 from models.device import READ, WRITE, Device, DeviceProfile, load_profile
 from models.filesystem import Filesystem, make_spec
 from models.host_io import HostQueue
@@ -45,8 +45,8 @@ class IobenchCase:
     page_cache_bytes: int = 0
     cpu_cores: int = 8
     io_scheduler: str = "off"         # off: the device alone; none / cfq: through the host's block layer
-    queue_depth: int = 32
-    nr_requests: int = 128
+    queue_depth: int = QUEUE_DEPTH_SATA
+    nr_requests: int = NR_REQUESTS
     duration_s: float = 0.2
     warmup_s: float = 0.05
     resolution_s: float = 0.01

@@ -109,9 +109,12 @@ def test_allocation_limit_batching_and_wakeup():
 
 def test_config_errors_name_the_field():
     with pytest.raises(InputError, match="elevator"):
-        BlockLayerConfig("bfq").check("x", "host")
+        BlockLayerConfig("bfq").check("x")
     with pytest.raises(InputError, match="queue_depth"):
-        BlockLayerConfig("cfq", queue_depth=0).check("x", "host")
+        BlockLayerConfig("cfq", queue_depth=0).check("x")
+    with pytest.raises(InputError, match="--nr-requests.*4 to 1048576"):
+        BlockLayerConfig("cfq", nr_requests=2).check("x", {"nr_requests": "--nr-requests"})
+    assert BlockLayerConfig("cfq").check("x") == BlockLayerConfig("cfq")
 
 
 @settings(max_examples=30, deadline=None)

@@ -32,7 +32,7 @@ HOST_CHOICES = {"the device alone (NVMe, or no elevator)": None,
 @st.cache_data(show_spinner=False, max_entries=8)
 def fit_uploads(files: tuple[tuple[str, bytes], ...], holdout: str, name: str, host: str = "") -> dict:
     """Fit on the uploaded fio files: profile, think time, report rows and held-out rows; `host`
-    names the measuring host's block layer (a HOST_CHOICES key; empty: the device alone)."""
+    names the measuring host's block layer (a HOST_CHOICES key; any other: the device alone)."""
     jobs = [j for fname, data in files for j in read_fio_json_bytes(data, fname)]
     if not jobs:
         raise InputError(", ".join(f for f, _ in files), "", "no fio jobs in the files", "fio --output-format=json")
@@ -101,8 +101,7 @@ def render() -> None:
     if st.button("Fit", type="primary", key="cal-run", disabled=not files):
         try:
             with st.spinner("fitting and re-running every job..."):
-                out = fit_uploads(tuple((f.name, f.getvalue()) for f in files), holdout.strip(), name,
-                                  host if HOST_CHOICES[host] is not None else "")
+                out = fit_uploads(tuple((f.name, f.getvalue()) for f in files), holdout.strip(), name, host)
         except InputError as err:
             st.error(str(err))
             st.session_state.pop("cal-out", None)
