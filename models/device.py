@@ -406,6 +406,7 @@ class Device:
         self._gaps = [IdleTime() for _ in range(profile.parallelism)]
         self._has_gaps = False
         self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
+        self._largest = {op: max(profile.classes[op]) for op in OPS}   # schedule_sized splits above it
         self._inflight: list[float] = []
         # With a write cache: when each I/O in _inflight is acknowledged to the host (a cached
         # write long before its destage ends). Without one the two lists would be the same.
@@ -601,7 +602,7 @@ class Device:
         chunks of that block, admitted together (the device spreads them over its units), so a
         large sequential write costs its bytes at the measured bandwidth instead of an
         extrapolated latency. Returns the completion time of the last chunk."""
-        largest = max(self.profile.classes[op])
+        largest = self._largest[op]
         if size <= largest:
             return self.schedule(now, op, size)
         n, rest = divmod(size, largest)

@@ -24,16 +24,18 @@ from models.device import Device
 
 class HostQueue:
     """`io(pid, op, size, after_s)` returns the event of that I/O's completion on the device, plus
-    `after_s` (the host path back to the submitter). A request's `payload` is called, without
-    arguments, when the device has finished it and the elevator has dispatched again."""
+    `after_s` (the host path back to the submitter). When the device has finished a request and the
+    elevator has dispatched again, `on_done(rq)` is called (by default: the request's payload)."""
 
     def __init__(self, env: simpy.Environment, device: Device, cfg: BlockLayerConfig,
-                 on_wake: Callable[[int, float], None] | None = None) -> None:
+                 on_wake: Callable[[int, float], None] | None = None,
+                 on_done: Callable[[Request], None] | None = None) -> None:
         self.env = env
         self.device = device
         self.layer = BlockLayer(cfg)
         self._blocked: dict[int, deque] = defaultdict(deque)    # pid -> its I/Os waiting for a request
         self.on_wake = on_wake or self._serve_blocked
+        self.on_done = on_done or self._call_payload
 
     def io(self, pid: int, op: str, size: int, after_s: float = 0.0) -> simpy.Event:
         env = self.env
@@ -48,6 +50,10 @@ class HostQueue:
             blocked.append(rq)
         return done
 
+    @staticmethod
+    def _call_payload(rq: Request) -> None:
+        rq.payload()
+
     def _succeed(self, done: simpy.Event, after_s: float) -> None:
         if after_s > 0.0:
             self.env.timeout(after_s).callbacks.append(lambda _ev: done.succeed())
@@ -61,10 +67,11 @@ class HostQueue:
         self._start(self.layer.dispatch(now))
 
     def _start(self, rqs: list[Request]) -> None:
-        env, dev = self.env, self.device
+        if not rqs:
+            return
+        env, schedule, now = self.env, self.device.schedule_sized, self.env.now
         for rq in rqs:
-            ev = env.timeout(dev.schedule_sized(env.now, rq.op, rq.size) - env.now, rq)
-            ev.callbacks.append(self._finish)
+            env.timeout(schedule(now, rq.op, rq.size) - now, rq).callbacks.append(self._finish)
 
     def _serve_blocked(self, pid: int, now: float) -> None:
         """The woken sleeper becomes a batcher and takes requests for the I/Os it handed over."""
@@ -82,4 +89,4 @@ class HostQueue:
         if woken is not None:
             self.on_wake(woken, now)
         self._start(self.layer.dispatch(now))
-        rq.payload()
+        self.on_done(rq)

@@ -27,7 +27,6 @@ Method (shared/research/fs-device.md 2.2-2.5):
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -480,9 +479,6 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
             wake_alloc[pid] = None
             ev.succeed()
 
-    hq = HostQueue(env, dev, block, on_wake=woken)
-    bl = hq.layer
-
     def to_reap(rq: Request) -> None:
         """The device finished rq: it waits for its process to reap it."""
         finished[rq.pid].append(rq)
@@ -490,6 +486,9 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
         if waiting is not None:
             wake_done[rq.pid] = None
             waiting.succeed()
+
+    hq = HostQueue(env, dev, block, on_wake=woken, on_done=to_reap)
+    bl = hq.layer
 
     def submit(pid):
         t0 = env.now
@@ -504,9 +503,7 @@ def simulate_job_on_host(profile_doc: dict, job: FioJob, think_s: float, block: 
         if env.now >= warm:
             slat.append(env.now - t0)
         op = READ if rng.random() < job.read_share else WRITE
-        rq = Request(pid, op, job.block_bytes, env.now)
-        rq.payload = functools.partial(to_reap, rq)
-        hq.insert(rq)
+        hq.insert(Request(pid, op, job.block_bytes, env.now))
 
     def process(pid):
         # fio's libaio loop with its defaults (iodepth_batch_submit = iodepth_batch_complete_min =
