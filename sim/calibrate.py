@@ -17,6 +17,13 @@ Method (shared/research/fs-device.md 2.2-2.5):
    A class measured at one outstanding I/O only says nothing of its capacity: it keeps the share
    of its QD1 latency that is service time in the classes measured at depth (median, same
    operation first), C = k / (share x R0), and the profile's description names it.
+   Units behind a front end (models.device: one FIFO stage, the controller and its link, holding
+   each I/O for 1 / C before its unit) are fitted the same way with two figures per class, C and
+   a unit's time; the throughput hardly tells the unit count and time there, so the candidates
+   (the best count per pair of assignments, the fewest, middle and most units that fit nearly as
+   well, and the best with its units at fixed shares of their most) are run in the simulator on the one-process jobs
+   they were fitted to, and the one whose throughput and p99 match best is kept. It replaces the
+   units-alone fit when its error there is below FRONT_MARGIN of that fit's.
 3. Service spread `service_cv` from the QD1 p99 of the class; a depth curve where throughput falls
    past its peak; the 50/50 mixed capacity from randrw jobs deep enough to saturate the device
    (a 50/50 job whose closed loop, on the fitted pure classes, would stay under 90% of their mixed
@@ -33,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import simpy
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.stats import norm
 
 from models.block_layer import CFQ_QUANTUM, NR_REQUESTS, BlockLayerConfig, Request, cfq_scaled_slice
@@ -46,30 +53,37 @@ from sim.fio import FioJob
 K_CANDIDATES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 ASSIGNMENTS = ("pooled", "striped")
 TARGETS = {"iops": 0.15, "lat_p50": 0.20, "lat_p99": 0.35}   # held-out tolerances (issue 4)
+FRONT_PEAK_SHARE = 0.8     # a front end's capacity must be measured: the peak throughput within this share of it
+FRONT_MARGIN = 0.8         # a front end is chosen when its replay error is below this share of units alone's
+UNIT_SHARES = (1 / 3, 2 / 3, 1.0)   # behind a front end, fixed unit shares replayed for the best unit count
+SCREEN_IOS = 800           # I/Os a job of a candidate's first, short replay; the FINALISTS best replayed with 3000
+FINALISTS = 2
+FRONT_K_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)   # unit counts tried behind a front end
+FRONT_K_SLACK = 1.5        # behind a front end, unit counts within this factor of the best throughput fit are replayed
 
 
-def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, striped: bool) -> np.ndarray:
+def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, striped: bool,
+                   front_s: float = 0.0) -> np.ndarray:
     """Throughput for 1..n_max customers of a closed loop: a delay station plus the device.
 
     Striped: `units` identical FCFS queues visited with probability 1/units (exact MVA, product
     form). Pooled: one queue of service S/units plus a delay S (units-1)/units (Seidmann).
+    front_s > 0: a front end, one FCFS queue of that service, visited before the units.
     """
     x = np.empty(n_max)
     q = 0.0
+    qf = 0.0
     if striped:
-        for n in range(1, n_max + 1):
-            r = service_s * (1.0 + q)            # response at one unit
-            xn = n / (delay_s + r)               # visit 1/units to each of `units` queues
-            q = xn * r / units
-            x[n - 1] = xn
+        s1, d = service_s, delay_s
     else:
-        s1 = service_s / units
-        d = delay_s + service_s * (units - 1) / units
-        for n in range(1, n_max + 1):
-            r = s1 * (1.0 + q)
-            xn = n / (d + r)
-            q = xn * r
-            x[n - 1] = xn
+        s1, d = service_s / units, delay_s + service_s * (units - 1) / units
+    for n in range(1, n_max + 1):
+        rf = front_s * (1.0 + qf)
+        r = s1 * (1.0 + q)                   # response at one unit (striped) or the pooled queue
+        xn = n / (d + rf + r)
+        qf = xn * rf
+        q = xn * r / units if striped else xn * r   # striped: visit 1/units to each of `units` queues
+        x[n - 1] = xn
     return x
 
 
@@ -166,6 +180,53 @@ def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float
     return math.exp(res.x), float(res.fun)
 
 
+def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
+               unit_share: float | None = None) -> tuple[float, float, float]:
+    """With a front end: capacity C (the front end's 1 / service) and a unit's service time
+    minimising the log error for this class at (units, assignment); returns (C, unit_s, err). The
+    unit time is at most what leaves the front end the bottleneck (units / C) and what fits in the
+    QD1 latency with the front end's time; `unit_share` fixes it at that share of the most. A
+    capacity the measured throughput never came within FRONT_PEAK_SHARE of is not a fit (err inf)."""
+    ns = np.array([n for n, _ in cd.points])
+    xs = np.array([x for _, x in cd.points])
+    peak = int(np.argmax(xs))
+    keep = [i for i in range(len(ns)) if i <= peak or xs[i] >= 0.9 * xs[peak]]
+    r0 = cd.qd1_latency_s
+    x_peak = float(xs.max())
+    # The loop is saturated long before the deepest jobs of some sets (1,024 outstanding): past
+    # 8 x the peak's population the curve is taken as flat, which keeps the search quick.
+    n_eval = min(int(ns.max()), max(64, int(8 * x_peak * (r0 + delay_extra_s)) + 1))
+    at = np.minimum(ns[keep], n_eval) - 1
+
+    def parts(p) -> tuple[float, float] | None:
+        c = math.exp(p[0])
+        room = min(r0 - 1.0 / c, units / c)
+        if room <= 0.0:
+            return None
+        return c, room * (unit_share if unit_share is not None else 1.0 / (1.0 + math.exp(-p[1])))
+
+    def err(p) -> float:
+        got = parts(p)
+        if got is None:
+            return 1e3
+        c, unit_s = got
+        x = mva_throughput(n_eval, units, unit_s, r0 - 1.0 / c - unit_s + delay_extra_s, striped, 1.0 / c)
+        return float(np.sum((np.log(x[at]) - np.log(xs[keep])) ** 2))
+
+    best = None
+    for c0 in (max(x_peak, 1.05 / r0), max(1.2 * x_peak, 1.05 / r0)):
+        for logit in ((-1.0, 1.5) if unit_share is None else (0.0,)):
+            res = minimize(err, [math.log(c0), logit], method="Nelder-Mead",
+                           options={"xatol": 1e-3, "fatol": 1e-7, "maxiter": 200})
+            if best is None or res.fun < best.fun:
+                best = res
+    got = parts(best.x)
+    if got is None or x_peak < FRONT_PEAK_SHARE * got[0]:
+        # the front end's capacity would be an extrapolation: the jobs never came near it
+        return x_peak, 0.0, math.inf
+    return got[0], got[1], float(best.fun)
+
+
 def _lognormal_cv_for(p99_over_service: float) -> float:
     """cv of a mean-1 lognormal whose 99th percentile is the given multiple of its mean."""
     if p99_over_service <= 1.0:
@@ -210,8 +271,13 @@ def _mixed_saturated(job: FioJob, doc_classes: dict, k: int, striped: bool, dela
         return False
     c_mix = mixed_capacity_iops(0.5, r["capacity_iops"], w["capacity_iops"], 1.0)
     r0 = 0.5 * (r["latency_qd1_s"] + w["latency_qd1_s"])
-    service = k / c_mix
-    x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - service) + delay_s, striped)
+    if "unit_service_s" in r:                           # a front end: it sets the capacity
+        front = 1.0 / c_mix
+        service = 0.5 * (r["unit_service_s"] + w["unit_service_s"])
+        x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - front - service) + delay_s, striped, front)
+    else:
+        service = k / c_mix
+        x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - service) + delay_s, striped)
     return bool(x[-1] >= 0.9 * c_mix)
 
 
@@ -277,94 +343,231 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
     think = statistics.median(max(0.0, j.outstanding / j.iops
                                   - sum(d.iops * d.lat.mean_s for d in (j.read, j.write) if d) / j.iops)
                               for j in jobs)
-    best = None
-    for k in K_CANDIDATES:
-        if any(k / (cd.points[-1][1] * 3.0) > cd.qd1_latency_s for cd in deep.values()):
-            continue   # k units cannot fit inside the QD1 latency of some class
-        total, choice = 0.0, {}
-        for op in (READ, WRITE):
-            op_best = None
-            for a in ASSIGNMENTS:
-                e_sum, caps = 0.0, {}
-                for key, cd in deep.items():
-                    if cd.op != op:
-                        continue
-                    c, e = _fit_capacity(cd, k, a == "striped", host + think)
-                    if k / c > cd.qd1_latency_s:
-                        e = math.inf
-                    caps[key] = c
-                    e_sum += e
-                if op_best is None or e_sum < op_best[0]:
-                    op_best = (e_sum, a, caps)
-            total += op_best[0]
-            choice[op] = op_best
-        if best is None or total < best[0]:
-            best = (total, k, choice)
-    if best is None or not math.isfinite(best[0]):
-        raise InputError(source, "", "no unit count fits every class", "fio results of one device")
-    total, k, choice = best
-    caps = {key: c for op in (READ, WRITE) for key, c in choice[op][2].items()}
-    shares = {op: [_service_share(deep[key], k, caps[key]) for key in deep if key[0] == op] for op in (READ, WRITE)}
-    notes, extrapolated = [], {}
-    for key, cd in sorted(classes.items()):
-        if key in caps:
+    # Candidates: units alone, the unit count and assignments whose closed loops (MVA) fit the
+    # throughput best; and units behind a front end, for each pair of assignments (pooled or
+    # striped, reads and writes) the unit count that fits best.
+    structures = []
+    for front in (False, True):
+        ranked = []
+        for k in (FRONT_K_CANDIDATES if front else K_CANDIDATES):
+            if not front and any(k / (cd.points[-1][1] * 3.0) > cd.qd1_latency_s for cd in deep.values()):
+                continue   # k units cannot fit inside the QD1 latency of some class
+            per_op: dict[str, list] = {READ: [], WRITE: []}
+            for op in (READ, WRITE):
+                for a in (ASSIGNMENTS if k > 1 else ASSIGNMENTS[:1]):    # one unit: the same either way
+                    e_sum, caps, units_s = 0.0, {}, {}
+                    for key, cd in deep.items():
+                        if cd.op != op:
+                            continue
+                        if front:
+                            c, units_s[key], e = _fit_front(cd, k, a == "striped", host + think)
+                        else:
+                            c, e = _fit_capacity(cd, k, a == "striped", host + think)
+                            if k / c > cd.qd1_latency_s:
+                                e = math.inf
+                        caps[key] = c
+                        e_sum += e
+                    per_op[op].append((e_sum, a, caps, units_s))
+            for r in per_op[READ]:
+                for w in per_op[WRITE]:
+                    if math.isfinite(r[0] + w[0]):
+                        ranked.append((r[0] + w[0], k, {READ: r, WRITE: w}))
+        if not front:
+            # units alone: the best throughput fit (each operation's assignment its best at that count)
+            best_k = {}
+            for c in ranked:
+                per_op = best_k.setdefault(c[1], {})
+                for op in (READ, WRITE):
+                    if op not in per_op or c[2][op][0] < per_op[op][0]:
+                        per_op[op] = c[2][op]
+            fits = [(per_op[READ][0] + per_op[WRITE][0], k, per_op) for k, per_op in best_k.items()]
+            if fits:
+                structures.append((front, *min(fits, key=lambda c: (c[0], K_CANDIDATES.index(c[1])))))
             continue
-        share = statistics.median(shares[cd.op] or shares[READ] + shares[WRITE])
-        caps[key] = k / (share * cd.qd1_latency_s)
-        extrapolated.setdefault(share, []).append(f"{cd.op} {cd.block_bytes} B ({caps[key]:,.0f} IOPS)")
-    for share, names in extrapolated.items():
-        notes.append("measured at queue depth 1 only, capacity extrapolated: " + ", ".join(names)
-                     + f"; each takes {share:.0%} of its QD1 latency as service time, as the classes measured at "
-                     "depth do")
-    doc_classes: dict[str, dict[str, dict]] = {READ: {}, WRITE: {}}
-    for key, cd in classes.items():
-        c = caps[key]
-        service = k / c
-        pipeline = max(0.0, cd.qd1_latency_s - service)
-        cv = _lognormal_cv_for((cd.qd1_p99_s - pipeline) / service) if service > 0 and cd.qd1_p99_s > 0 else 0.3
-        entry = {"capacity_iops": round(c, 1), "latency_qd1_s": cd.qd1_latency_s, "service_cv": round(cv, 3)}
-        xs = [x for _, x in cd.points]
-        peak = xs.index(max(xs))
-        curve = [[n, round(min(1.0, x / c), 3)] for n, x in cd.points[peak + 1:] if x < 0.9 * xs[peak]]
-        if curve:
-            entry["depth_curve"] = [[cd.points[peak][0], round(min(1.0, xs[peak] / c), 3)]] + curve
-        doc_classes[cd.op][str(cd.block_bytes)] = entry
-    assignment = {op: choice[op][1] for op in (READ, WRITE)}
-    mixed, shallow_mixed = {}, 0
-    for j in jobs:
-        if 0.0 < j.read_share < 1.0 and abs(j.read_share - 0.5) < 1e-9:
-            if not _mixed_saturated(j, doc_classes, k, "striped" in assignment.values(), host + think):
-                shallow_mixed += 1
+        # behind a front end: the best unit count for each pair of assignments
+        for pair in sorted({(c[2][READ][1], c[2][WRITE][1]) for c in ranked}):
+            structures.append((front, *min((c for c in ranked if (c[2][READ][1], c[2][WRITE][1]) == pair),
+                                           key=lambda c: c[0])))
+        if ranked:
+            # Behind a front end the throughput hardly tells the unit count (the front end sets the
+            # capacity), so of the counts whose best pair fits nearly as well the fewest, the most
+            # and the middle one are replayed too.
+            floor = min(c[0] for c in ranked)
+            near = [min((c for c in ranked if c[1] == k), key=lambda c: c[0]) for k in FRONT_K_CANDIDATES
+                    if any(c[1] == k for c in ranked)]
+            near = [c for c in near if c[0] <= FRONT_K_SLACK * floor + 1e-6]
+            for c in {0: near[0], 1: near[len(near) // 2], 2: near[-1]}.values() if near else ():
+                if (front, *c) not in structures:
+                    structures.append((front, *c))
+    if not structures:
+        raise InputError(source, "", "no unit count fits every class", "fio results of one device")
+
+    def build(front: bool, k: int, choice: dict) -> tuple[dict, list[str]]:
+        caps = {key: c for op in (READ, WRITE) for key, c in choice[op][2].items()}
+        unit_service = {key: u for op in (READ, WRITE) for key, u in choice[op][3].items()}
+        if front:
+            # shares of the QD1 latency: (front end's 1 / C, a unit's time)
+            shares = {op: [((1.0 / caps[key]) / deep[key].qd1_latency_s, unit_service[key] / deep[key].qd1_latency_s)
+                           for key in deep if key[0] == op] for op in (READ, WRITE)}
+        else:
+            shares = {op: [_service_share(deep[key], k, caps[key]) for key in deep if key[0] == op]
+                      for op in (READ, WRITE)}
+        notes, extrapolated = [], {}
+        for key, cd in sorted(classes.items()):
+            if key in caps:
                 continue
-            mixed[str(j.block_bytes)] = max(mixed.get(str(j.block_bytes), 0.0), round(j.iops, 1))
-    if shallow_mixed:
-        notes.append(f"{shallow_mixed} 50/50 job(s) too shallow to saturate the device: not used for the mixed "
-                     "capacity")
-    if host_block is not None:
-        hb = host_block
-        notes.append(f"measured through the host's block layer ({hb.elevator}, queue depth {hb.queue_depth}, "
-                     f"nr_requests {hb.nr_requests}): the device is fitted to at most {hb.queue_depth} I/Os "
-                     "on it" + (f", and not to the {len(shaped)} job(s) whose several processes, each more than "
-                                f"{CFQ_QUANTUM // 2} deep, CFQ's slices shape (they are predicted through it)"
-                                if shaped and not all_shaped else
-                                f"; every job ran several processes each more than {CFQ_QUANTUM // 2} deep, so the "
-                                "device is fitted to throughputs CFQ shaped (run one process at several depths to "
-                                "measure the drive itself)" if all_shaped else ""))
-    if seq_kinds:
-        notes.append("fitted to sequential jobs for " + ", ".join(sorted(seq_kinds)) + " (no random ones)")
-    if unused:
-        notes.append(f"{len(unused)} sequential job(s) not used (random jobs of the same kind exist)")
-    doc = {"name": name, "source": source,
-           "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs"
-                          + "".join(f"; {n}" for n in notes),
-           "parallelism": k, "host_overhead_s": host,
-           **({"host_overhead_cv": round(host_cv, 3)} if host_cv > 0 else {}),
-           "unit_assignment": assignment,
-           "classes": doc_classes}
-    if mixed:
-        doc["mixed_capacity_iops"] = mixed
+            pool = shares[cd.op] or shares[READ] + shares[WRITE]
+            if front:
+                fe_share = statistics.median(p[0] for p in pool)
+                unit_share = statistics.median(p[1] for p in pool)
+                caps[key] = 1.0 / (fe_share * cd.qd1_latency_s)
+                unit_service[key] = min(k / caps[key], unit_share * cd.qd1_latency_s)
+                share = fe_share + unit_share
+            else:
+                share = statistics.median(pool)
+                caps[key] = k / (share * cd.qd1_latency_s)
+            extrapolated.setdefault(share, []).append(f"{cd.op} {cd.block_bytes} B ({caps[key]:,.0f} IOPS)")
+        for share, names in extrapolated.items():
+            notes.append("measured at queue depth 1 only, capacity extrapolated: " + ", ".join(names)
+                         + f"; each takes {share:.0%} of its QD1 latency as service time, as the classes measured at "
+                         "depth do")
+        doc_classes: dict[str, dict[str, dict]] = {READ: {}, WRITE: {}}
+        for key, cd in classes.items():
+            c = caps[key]
+            service = (1.0 / c + unit_service[key]) if front else k / c
+            pipeline = max(0.0, cd.qd1_latency_s - service)
+            cv = _lognormal_cv_for((cd.qd1_p99_s - pipeline) / service) if service > 0 and cd.qd1_p99_s > 0 else 0.3
+            entry = {"capacity_iops": round(c, 1), "latency_qd1_s": cd.qd1_latency_s, "service_cv": round(cv, 3)}
+            if front:
+                # rounded down so that the profile's bounds hold after rounding C
+                entry["unit_service_s"] = max(0.0, math.floor(min(unit_service[key], k / entry["capacity_iops"],
+                                                                  cd.qd1_latency_s - 1.0 / entry["capacity_iops"])
+                                                              * 1e12) / 1e12)
+            xs = [x for _, x in cd.points]
+            peak = xs.index(max(xs))
+            curve = [[n, round(min(1.0, x / c), 3)] for n, x in cd.points[peak + 1:] if x < 0.9 * xs[peak]]
+            if curve:
+                entry["depth_curve"] = [[cd.points[peak][0], round(min(1.0, xs[peak] / c), 3)]] + curve
+            doc_classes[cd.op][str(cd.block_bytes)] = entry
+        assignment = {op: choice[op][1] for op in (READ, WRITE)}
+        mixed, shallow_mixed = {}, 0
+        for j in jobs:
+            if 0.0 < j.read_share < 1.0 and abs(j.read_share - 0.5) < 1e-9:
+                if not _mixed_saturated(j, doc_classes, k, "striped" in assignment.values(), host + think):
+                    shallow_mixed += 1
+                    continue
+                mixed[str(j.block_bytes)] = max(mixed.get(str(j.block_bytes), 0.0), round(j.iops, 1))
+        if shallow_mixed:
+            notes.append(f"{shallow_mixed} 50/50 job(s) too shallow to saturate the device: not used for the mixed "
+                         "capacity")
+        if host_block is not None:
+            hb = host_block
+            notes.append(f"measured through the host's block layer ({hb.elevator}, queue depth {hb.queue_depth}, "
+                         f"nr_requests {hb.nr_requests}): the device is fitted to at most {hb.queue_depth} I/Os "
+                         "on it" + (f", and not to the {len(shaped)} job(s) whose several processes, each more than "
+                                    f"{CFQ_QUANTUM // 2} deep, CFQ's slices shape (they are predicted through it)"
+                                    if shaped and not all_shaped else
+                                    f"; every job ran several processes each more than {CFQ_QUANTUM // 2} deep, so the "
+                                    "device is fitted to throughputs CFQ shaped (run one process at several depths to "
+                                    "measure the drive itself)" if all_shaped else ""))
+        if seq_kinds:
+            notes.append("fitted to sequential jobs for " + ", ".join(sorted(seq_kinds)) + " (no random ones)")
+        if unused:
+            notes.append(f"{len(unused)} sequential job(s) not used (random jobs of the same kind exist)")
+        doc = {"name": name, "source": source,
+               "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs"
+                              + "".join(f"; {n}" for n in notes),
+               "parallelism": k, "host_overhead_s": host,
+               **({"host_overhead_cv": round(host_cv, 3)} if host_cv > 0 else {}),
+               **({"front_end": True} if front else {}),
+               "unit_assignment": assignment,
+               "classes": doc_classes}
+        if mixed:
+            doc["mixed_capacity_iops"] = mixed
+        return doc, notes
+
+    built = [(front, total, *build(front, k, choice)) for front, total, k, choice in structures]
+    if len(built) > 1:
+        # The candidate is chosen by replaying jobs it was fitted to in the simulator (one process
+        # each where the host shaped several; one job per class and depth): their throughput and
+        # p99. Ties go to units alone, then to the better throughput fit.
+        replay = _replay_jobs(jobs, host_block)
+
+        def weighted(i: int, err: float) -> tuple:
+            # a front end is one more stage to believe in: it must cut units alone's error by a fifth
+            return (err / FRONT_MARGIN if built[i][0] else err, built[i][0], built[i][1])
+
+        # Screened on short replays, the best few (and the best units-alone fit) replayed in full.
+        screen = {i: _replay_error(b[2], replay, think, SCREEN_IOS) for i, b in enumerate(built)}
+        # Behind a front end the throughput hardly tells how the rest of the QD1 latency splits
+        # between a unit's time and the pipeline; the tails do: the best front-end candidate is
+        # replayed again with its units taking fixed shares of the most they can.
+        fronts = sorted((screen[i], i) for i in screen if built[i][0])
+        if fronts:
+            _, _, k_f, choice_f = structures[fronts[0][1]]
+            for share in UNIT_SHARES:
+                choice_s = {}
+                for op in (READ, WRITE):
+                    a = choice_f[op][1]
+                    caps, units_s, e_sum = {}, {}, 0.0
+                    for key, cd in deep.items():
+                        if cd.op == op:
+                            caps[key], units_s[key], e = _fit_front(cd, k_f, a == "striped", host + think, share)
+                            e_sum += e
+                    choice_s[op] = (e_sum, a, caps, units_s)
+                total_s = choice_s[READ][0] + choice_s[WRITE][0]
+                if not math.isfinite(total_s):
+                    continue
+                structures.append((True, total_s, k_f, choice_s))
+                built.append((True, total_s, *build(True, k_f, choice_s)))
+                screen[len(built) - 1] = _replay_error(built[-1][2], replay, think, SCREEN_IOS)
+        finalists = sorted(screen, key=lambda i: weighted(i, screen[i]))[:FINALISTS]
+        alone = min((i for i in screen if not built[i][0]), key=lambda i: screen[i], default=None)
+        if alone is not None and alone not in finalists:
+            finalists.append(alone)
+        final = {i: _replay_error(built[i][2], replay, think) for i in finalists}
+        best_i = min(final, key=lambda i: weighted(i, final[i]))
+        if built[best_i][0]:
+            note = (f"units behind a front end (one FIFO stage): {len(replay)} of the jobs it was fitted to, "
+                    f"replayed, match their IOPS and p99 better (squared log error {final[best_i]:.3f})"
+                    + (f" than on units alone ({final[alone]:.3f})" if alone is not None else ""))
+            built[best_i][3].append(note)
+            built[best_i][2]["description"] += f"; {note}"
+        built = [built[best_i]]
+    front, total, doc, notes = built[0]
     profile_from_dict(doc, f"fitted profile {name}")     # the fit must itself be a valid profile
     return DeviceFit(doc, think, total, tuple(unused), seq_kinds, tuple(notes))
+
+
+def _replay_jobs(jobs: list[FioJob], host_block: BlockLayerConfig | None) -> list[FioJob]:
+    """The single-operation jobs a candidate profile is replayed on: one per (operation, block
+    size, outstanding I/Os), the one with the median IOPS, of one process each where a set has
+    such jobs (the device's own curve, and quick to rerun); through a host's block layer only
+    those within its queue depth (what the device alone decides)."""
+    single = [j for j in jobs if j.read_share in (0.0, 1.0)]
+    if any(j.numjobs == 1 for j in single):
+        single = [j for j in single if j.numjobs == 1]
+    groups: dict[tuple, list[FioJob]] = {}
+    for j in single:
+        if host_block is not None and j.outstanding > host_block.queue_depth:
+            continue
+        groups.setdefault((j.read_share, j.block_bytes, j.outstanding), []).append(j)
+    return [sorted(g, key=lambda j: j.iops)[len(g) // 2] for _, g in sorted(groups.items())]
+
+
+def _replay_error(doc: dict, jobs: list[FioJob], think_s: float, target_ios: int = 3000) -> float:
+    """Squared log errors of throughput and p99 latency of `jobs` run on the profile `doc` (device
+    alone), each for about target_ios I/Os."""
+    err = 0.0
+    for j in jobs:
+        p = simulate_job(doc, j, think_s, target_ios=target_ios)
+        meas_p99 = measured_latency(j, 99.0)
+        if not (p.iops > 0 and j.iops > 0):
+            return math.inf
+        err += math.log(p.iops / j.iops) ** 2
+        if math.isfinite(meas_p99) and meas_p99 > 0 and p.lat_p99_s > 0:
+            err += math.log(p.lat_p99_s / meas_p99) ** 2
+    return err
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,18 @@ def test_mva_closed_forms():
     assert np.allclose(mva_throughput(50, 1, 40e-6, 60e-6, True), mva_throughput(50, 1, 40e-6, 60e-6, False))
 
 
+def test_mva_front_end():
+    # One customer: the front end's time is part of the response.
+    x = mva_throughput(1, 4, 40e-6, 60e-6, True, front_s=20e-6)
+    assert x[0] == pytest.approx(1 / 120e-6)
+    # Many customers: the front end (1 / 20 us = 50K) binds before the units (4 / 40 us = 100K).
+    x = mva_throughput(512, 4, 40e-6, 60e-6, True, front_s=20e-6)
+    assert x[-1] == pytest.approx(50_000, rel=0.02)
+    # Without a front end the call is the one of units alone.
+    assert np.array_equal(mva_throughput(64, 3, 40e-6, 60e-6, False, front_s=0.0),
+                          mva_throughput(64, 3, 40e-6, 60e-6, False))
+
+
 def synthetic_job(profile_doc, op, n, numjobs=1, seed=1, rw=None, bs=4096):
     """A fio result as the simulator would measure it for `n` outstanding I/Os."""
     shell = FioJob(source="synthetic", name="s", fio_version="fio-3.33", rw=rw or "rand" + op, block_bytes=bs,
@@ -69,6 +81,27 @@ def test_round_trip_recovers_capacity_and_qd1_latency(k, cap_r, cap_w, assign_r,
     # And the fitted profile predicts the synthetic runs.
     for j in jobs:
         assert simulate_job(fit.profile, j, fit.think_s).iops == pytest.approx(j.iops, rel=0.12)
+
+
+def test_round_trip_of_a_device_with_a_front_end():
+    """Jobs measured on a device with a front end (60K IOPS, 8 striped units of 60 us) are fitted
+    with one, and its regular deep queues are predicted: p99 at 32 outstanding within 15%."""
+    truth = {"name": "truth", "source": "test", "parallelism": 8, "host_overhead_s": 5e-6, "front_end": True,
+             "unit_assignment": "striped",
+             "classes": {op: {"4096": {"capacity_iops": 60_000, "latency_qd1_s": 110e-6, "service_cv": 0.3,
+                                       "unit_service_s": 60e-6}} for op in ("read", "write")}}
+    jobs = [synthetic_job(truth, op, n) for op in ("read", "write") for n in (1, 2, 4, 8, 16, 32, 64)]
+    fit = fit_device(jobs, "fit", "synthetic")
+    assert fit.profile.get("front_end") is True
+    assert "front end" in fit.profile["description"]
+    for op in ("read", "write"):
+        assert fit.profile["classes"][op]["4096"]["capacity_iops"] == pytest.approx(60_000, rel=0.05)
+    for j in jobs:
+        p = simulate_job(fit.profile, j, fit.think_s)
+        assert p.iops == pytest.approx(j.iops, rel=0.08)
+        if j.outstanding == 32:
+            assert p.lat_p99_s == pytest.approx(j.read.lat.percentile_s(99.0) if j.read else
+                                                j.write.lat.percentile_s(99.0), rel=0.15)
 
 
 def test_holdout_split_and_errors():
