@@ -316,7 +316,9 @@ def _cmd_calibrate(args) -> int:
                  for r in report_rows(cal)]
         print(format_rows(header, table))
         prof = cal.fit.profile
-        print(f"\nunits {prof['parallelism']}, assignment {prof['unit_assignment']}, host path "
+        print(f"\nunits {prof['parallelism']}"
+              + (" behind a front end (one FIFO stage)" if prof.get("front_end") else "")
+              + f", assignment {prof['unit_assignment']}, host path "
               f"{prof['host_overhead_s'] * 1e6:.1f} us, fio think time {cal.fit.think_s * 1e6:.1f} us")
         for h in holdout_summary(rows):
             print(f"held out ({args.holdout}): {h['metric']} within target on {h['within']} of {h['of']} jobs; "

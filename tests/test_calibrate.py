@@ -259,3 +259,9 @@ def test_rpi_nvme_set_sequential_reads_left_out_and_queue_depth_predicted():
     assert cal.fit.profile["classes"]["read"]["4096"]["latency_qd1_s"] > 35e-6
     iops = next(r for r in cal.holdout_rows if r["metric"] == "iops")
     assert abs(iops["rel_error"]) <= 0.15
+    # Its deep queues are regular (4K random reads: p99 / p50 1.25 at QD64, 1.12 at QD128): units
+    # behind a front end, which keep the held-out p99 within the 35% (units alone were
+    # 38-50% high at QD32-128).
+    assert cal.fit.profile.get("front_end") is True
+    p99 = next(r for r in cal.holdout_rows if r["metric"] == "lat_p99")
+    assert abs(p99["rel_error"]) <= 0.35

@@ -57,7 +57,9 @@ def show_fit(out: dict, name: str) -> None:
     c[1].metric("internal units", prof["parallelism"])
     c[2].metric("host path (us)", f"{prof['host_overhead_s'] * 1e6:.1f}")
     c[3].metric("fio think time (us)", f"{out['think_s'] * 1e6:.1f}")
-    st.caption(f"unit assignment: {prof['unit_assignment']}")
+    st.caption(f"unit assignment: {prof['unit_assignment']}"
+               + ("; behind a front end (one FIFO stage: each I/O holds it for 1 / capacity, then its unit "
+                  "for the class's unit_service_s)" if prof.get("front_end") else ""))
     prints = out.get("cfq_fingerprints", [])
     if len(prints) >= 2:
         st.warning(f"{len(prints)} jobs wait as CFQ's slices make them wait (e.g. {prints[0]}): the host that ran "
