@@ -712,7 +712,7 @@ class Device:
         """
         if not self._wc_bytes:
             return self.schedule_sized(now, WRITE, size)
-        largest = max(self.profile.classes[WRITE])
+        largest = self._largest[WRITE]
         service, pipeline, cv, _curve, m50, noise, unit_s = self._class(WRITE, largest)
         service *= size / largest
         ewma = self._note_mix(0.0)

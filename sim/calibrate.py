@@ -227,6 +227,27 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
     return got[0], got[1], float(best.fun)
 
 
+def _fit_operation(deep: dict, op: str, units: int, assignment: str, front: bool, delay_extra_s: float,
+                   unit_share: float | None = None) -> tuple[float, str, dict, dict]:
+    """One operation's classes measured at depth fitted at (units, assignment), units alone or
+    behind a front end: (summed error, assignment, {class: C}, {class: a unit's time}; empty alone).
+    Units alone cannot take more service time than a class's QD1 latency (err inf)."""
+    e_sum, caps, units_s = 0.0, {}, {}
+    striped = assignment == "striped"
+    for key, cd in deep.items():
+        if cd.op != op:
+            continue
+        if front:
+            c, units_s[key], e = _fit_front(cd, units, striped, delay_extra_s, unit_share)
+        else:
+            c, e = _fit_capacity(cd, units, striped, delay_extra_s)
+            if units / c > cd.qd1_latency_s:
+                e = math.inf
+        caps[key] = c
+        e_sum += e
+    return e_sum, assignment, caps, units_s
+
+
 def _lognormal_cv_for(p99_over_service: float) -> float:
     """cv of a mean-1 lognormal whose 99th percentile is the given multiple of its mean."""
     if p99_over_service <= 1.0:
@@ -348,40 +369,26 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
     # striped, reads and writes) the unit count that fits best.
     structures = []
     for front in (False, True):
-        ranked = []
+        ranked, fits = [], []
         for k in (FRONT_K_CANDIDATES if front else K_CANDIDATES):
             if not front and any(k / (cd.points[-1][1] * 3.0) > cd.qd1_latency_s for cd in deep.values()):
                 continue   # k units cannot fit inside the QD1 latency of some class
-            per_op: dict[str, list] = {READ: [], WRITE: []}
-            for op in (READ, WRITE):
-                for a in (ASSIGNMENTS if k > 1 else ASSIGNMENTS[:1]):    # one unit: the same either way
-                    e_sum, caps, units_s = 0.0, {}, {}
-                    for key, cd in deep.items():
-                        if cd.op != op:
-                            continue
-                        if front:
-                            c, units_s[key], e = _fit_front(cd, k, a == "striped", host + think)
-                        else:
-                            c, e = _fit_capacity(cd, k, a == "striped", host + think)
-                            if k / c > cd.qd1_latency_s:
-                                e = math.inf
-                        caps[key] = c
-                        e_sum += e
-                    per_op[op].append((e_sum, a, caps, units_s))
+            per_op = {op: [_fit_operation(deep, op, k, a, front, host + think)
+                           for a in (ASSIGNMENTS if k > 1 else ASSIGNMENTS[:1])]   # one unit: the same either way
+                      for op in (READ, WRITE)}
+            if not front:
+                # units alone: each operation's best assignment at this count
+                best_op = {op: min(per_op[op], key=lambda f: f[0]) for op in (READ, WRITE)}
+                total = best_op[READ][0] + best_op[WRITE][0]
+                if math.isfinite(total):
+                    fits.append((total, k, best_op))
+                continue
             for r in per_op[READ]:
                 for w in per_op[WRITE]:
                     if math.isfinite(r[0] + w[0]):
                         ranked.append((r[0] + w[0], k, {READ: r, WRITE: w}))
         if not front:
-            # units alone: the best throughput fit (each operation's assignment its best at that count)
-            best_k = {}
-            for c in ranked:
-                per_op = best_k.setdefault(c[1], {})
-                for op in (READ, WRITE):
-                    if op not in per_op or c[2][op][0] < per_op[op][0]:
-                        per_op[op] = c[2][op]
-            fits = [(per_op[READ][0] + per_op[WRITE][0], k, per_op) for k, per_op in best_k.items()]
-            if fits:
+            if fits:    # the best throughput fit; ties go to the fewer units
                 structures.append((front, *min(fits, key=lambda c: (c[0], K_CANDIDATES.index(c[1])))))
             continue
         # behind a front end: the best unit count for each pair of assignments
@@ -506,15 +513,8 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
         if fronts:
             _, _, k_f, choice_f = structures[fronts[0][1]]
             for share in UNIT_SHARES:
-                choice_s = {}
-                for op in (READ, WRITE):
-                    a = choice_f[op][1]
-                    caps, units_s, e_sum = {}, {}, 0.0
-                    for key, cd in deep.items():
-                        if cd.op == op:
-                            caps[key], units_s[key], e = _fit_front(cd, k_f, a == "striped", host + think, share)
-                            e_sum += e
-                    choice_s[op] = (e_sum, a, caps, units_s)
+                choice_s = {op: _fit_operation(deep, op, k_f, choice_f[op][1], True, host + think, share)
+                            for op in (READ, WRITE)}
                 total_s = choice_s[READ][0] + choice_s[WRITE][0]
                 if not math.isfinite(total_s):
                     continue
