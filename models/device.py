@@ -647,7 +647,9 @@ class Device:
 
     def _unit_after(self, arrive_s: float, work_s: float, u: int) -> float:
         """A unit's work for an I/O leaving the front end at arrive_s (u < 0: the unit that frees
-        first); returns its end. Arrivals leave the front end in order, so busy-until is exact."""
+        first); returns its end. Plain busy-until: I/Os reach the units in the order they are
+        admitted, which is their order at the front end except where one admitted ahead of the
+        present left an idle piece there that a later admission filled (no unit idle time is kept)."""
         units = self._units
         if u < 0:
             u = units.index(min(units))

@@ -53,6 +53,7 @@ from sim.fio import FioJob
 K_CANDIDATES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 ASSIGNMENTS = ("pooled", "striped")
 TARGETS = {"iops": 0.15, "lat_p50": 0.20, "lat_p99": 0.35}   # held-out tolerances (issue 4)
+DEPTH_CURVE_SHARE = 0.9  # past the peak, points below this share of it make the depth curve, not the capacity
 FRONT_PEAK_SHARE = 0.8     # a front end's capacity must be measured: the peak throughput within this share of it
 FRONT_MARGIN = 0.8         # a front end is chosen when its replay error is below this share of units alone's
 UNIT_SHARES = (1 / 3, 2 / 3, 1.0)   # behind a front end, fixed unit shares replayed for the best unit count
@@ -155,13 +156,18 @@ def _classes(jobs: list[FioJob], device_depth: int | None = None) -> dict[tuple[
     return out
 
 
-def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float) -> tuple[float, float]:
-    """Capacity minimising the log error for this class at (units, assignment); returns (C, err)."""
+def _capacity_points(cd: ClassData) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(outstanding I/Os, throughputs, indices a capacity is fitted to) of a class: points past the
+    peak that fall below DEPTH_CURVE_SHARE of it belong to the depth curve, not to C."""
     ns = np.array([n for n, _ in cd.points])
     xs = np.array([x for _, x in cd.points])
     peak = int(np.argmax(xs))
-    # Points past the peak that fall below 90% of it belong to the depth curve, not to C.
-    keep = [i for i in range(len(ns)) if i <= peak or xs[i] >= 0.9 * xs[peak]]
+    return ns, xs, [i for i in range(len(ns)) if i <= peak or xs[i] >= DEPTH_CURVE_SHARE * xs[peak]]
+
+
+def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float) -> tuple[float, float]:
+    """Capacity minimising the log error for this class at (units, assignment); returns (C, err)."""
+    ns, xs, keep = _capacity_points(cd)
     n_max = int(ns.max())
 
     def err(log_c: float) -> float:
@@ -187,10 +193,7 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
     unit time is at most what leaves the front end the bottleneck (units / C) and what fits in the
     QD1 latency with the front end's time; `unit_share` fixes it at that share of the most. A
     capacity the measured throughput never came within FRONT_PEAK_SHARE of is not a fit (err inf)."""
-    ns = np.array([n for n, _ in cd.points])
-    xs = np.array([x for _, x in cd.points])
-    peak = int(np.argmax(xs))
-    keep = [i for i in range(len(ns)) if i <= peak or xs[i] >= 0.9 * xs[peak]]
+    ns, xs, keep = _capacity_points(cd)
     r0 = cd.qd1_latency_s
     x_peak = float(xs.max())
     # The loop is saturated long before the deepest jobs of some sets (1,024 outstanding): past
@@ -452,7 +455,8 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
                                                               * 1e12) / 1e12)
             xs = [x for _, x in cd.points]
             peak = xs.index(max(xs))
-            curve = [[n, round(min(1.0, x / c), 3)] for n, x in cd.points[peak + 1:] if x < 0.9 * xs[peak]]
+            curve = [[n, round(min(1.0, x / c), 3)] for n, x in cd.points[peak + 1:]
+                     if x < DEPTH_CURVE_SHARE * xs[peak]]
             if curve:
                 entry["depth_curve"] = [[cd.points[peak][0], round(min(1.0, xs[peak] / c), 3)]] + curve
             doc_classes[cd.op][str(cd.block_bytes)] = entry
