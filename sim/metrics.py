@@ -241,7 +241,7 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "buffer_pool_instances": result.n_instances,
         "wall_s": result.wall_s,
         "realtime_ratio": (result.n_ticks * result.tick_s) / result.wall_s if result.wall_s > 0 else None,
-        # Whether the measured part left its start-up transient (MSER-5 on the 1 s series).
+        # Whether the measured part left its start-up transient (sim.settling: a settling band on the 1 s series).
         "settling": settling(sec, 1.0).as_dict() if "1s" in frames and len(sec) > 1 else None,
         # A slow swing of the 10 s averages, its period and the flush list's residence time.
         # (a run long enough for a 10 s interval has its 1 s series too, so m1 is at 1 s)

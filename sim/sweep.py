@@ -60,7 +60,7 @@ METRIC_LABELS = {
     "trx_queue_max": "transactions queued for a user (max; workload.rate)",
     "device_busy_pct_mean": "device busy (% of its units' time, mean)",
     "device_busy_pct_max_1s": "device busy (% of its units' time, highest second)",
-    "steady_state": "steady state reached (1 or 0, MSER-5; its mean: the share of replicates)",
+    "steady_state": "steady state reached (1 or 0, sim.settling's ±5% band; its mean: the share of replicates)",
 }
 
 

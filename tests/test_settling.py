@@ -1,9 +1,10 @@
-"""MSER-5 settling verdicts (sim/settling.py), without and with the engine."""
+"""Settling-band verdicts (sim/settling.py), without and with the engine."""
 
 import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,53 +12,94 @@ from sim.config import scenario_from_dict
 from sim.engine import Server
 from sim.metrics import series_frames, summary
 from sim.run_output import summary_text
-from sim.settling import BATCH, is_settled, mser_truncation, settling, settling_text
+from sim.settling import (BAND_REL, BATCH, MIN_BATCHES, band_truncation, batch_means, noise_sd,
+                          running_median3, settling, settling_text)
 from validation import flushing
 from validation.common import RowResult, unsettled_notes
 
 
 def test_flat_series_drops_nothing():
-    assert mser_truncation(np.full(300, 6667.0)) == (0, 150)
-    assert is_settled((0, 150))
+    t = band_truncation(np.full(300, 6667.0))
+    assert (t.drop, t.limit, t.level) == (0, 150, 6667.0) and t.settled
+    assert t.half_width == pytest.approx(BAND_REL * 6667.0)
 
 
-def test_a_ramp_over_the_whole_run_has_no_end_in_its_first_half():
-    drop, limit = mser_truncation(np.linspace(0.0, 75.0, 300))
-    assert drop == limit == 150
-    assert not is_settled((drop, limit))
+def test_a_ramp_over_the_whole_run_leaves_its_band_after_the_first_half():
+    t = band_truncation(np.linspace(0.0, 75.0, 300))
+    assert t.drop > t.limit == 150 and not t.settled
 
 
 def test_ramp_then_noise_is_cut_after_the_ramp_and_removes_its_bias():
     rng = np.random.default_rng(3)
     x = np.r_[np.linspace(0.0, 10.0, 60), np.full(240, 10.0)] + rng.normal(0.0, 0.5, 300)
-    drop, limit = mser_truncation(x)
-    assert 50 <= drop < limit
-    assert abs(x.mean() - 10.0) > 0.9 and abs(x[drop:].mean() - 10.0) < 0.1
+    t = band_truncation(x)
+    assert t.settled and 45 <= t.drop <= 60
+    assert abs(x.mean() - 10.0) > 0.9 and abs(x[t.drop:].mean() - 10.0) < 0.1
+
+
+def test_a_damped_swing_settles_where_it_stays_inside_five_per_cent():
+    """The transient MSER-5 misread: a climb, an overshoot, then a swing that dies away. The end
+    is where the swing's last excursion beyond 5 % of the level ends, and a longer run moves it
+    only by the batch the last excursion falls in."""
+    t_s = np.arange(1800.0)
+    climb = np.minimum(t_s / 300.0, 1.0) * 64.0
+    swing = np.where(t_s > 300, 50.0 + 14.0 * np.exp(-(t_s - 300) / 150.0) * np.cos((t_s - 300) / 250.0 * 2 * np.pi),
+                     climb)
+    ends = [band_truncation(swing[:n]) for n in (1200, 1500, 1800)]
+    last_out = 300 + np.flatnonzero(np.abs(swing[300:] - 50.0) > 2.5)[-1]
+    for t in ends:
+        assert t.settled and abs(t.drop - last_out) <= 2 * BATCH
+    assert not band_truncation(swing[:600]).settled
+
+
+def test_stalls_are_not_a_start_up_transient():
+    x = np.full(600, 5500.0)
+    x[500] = 0.0
+    assert band_truncation(x).drop == 0
+    x[500:503] = 0.0                    # three seconds: still one batch mean below the band
+    assert band_truncation(x).drop == 0
+    x[495:510] = 0.0                    # a 15 s stall late in the run widens the band (noise), it is no start-up
+    t = band_truncation(x)
+    assert t.settled and t.drop == 0 and t.half_width > 0.5 * t.level
+
+
+def test_noise_widens_the_band_past_five_per_cent():
+    rng = np.random.default_rng(5)
+    x = 1000.0 * (1.0 + 0.3 * rng.standard_normal(600))
+    t = band_truncation(x)
+    assert t.settled and t.half_width > 0.1 * t.level
 
 
 def test_too_short_or_not_finite():
-    assert mser_truncation(np.ones(19)) is None
-    x = np.r_[np.full(10, np.nan), np.ones(40)]
-    assert mser_truncation(x) == (0, 20)          # the NaNs are left out before batching
+    assert band_truncation(np.ones(MIN_BATCHES * BATCH - 1)) is None
+    t = band_truncation(np.r_[np.full(10, np.nan), np.ones(40)])
+    assert (t.drop, t.limit) == (0, 20)          # the NaNs are left out before batching
+
+
+def test_running_median_and_noise_are_plain_functions():
+    assert list(running_median3(np.array([1.0, 9.0, 1.0, 1.0]))) == [1.0, 1.0, 1.0, 1.0]
+    assert noise_sd(np.arange(40.0)) == pytest.approx(0.0, abs=1e-9)   # a straight line has no noise
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(-1e4, 1e4), min_size=20, max_size=200),
+@given(st.lists(st.floats(-1e4, 1e4), min_size=40, max_size=200),
        st.floats(0.01, 100.0), st.floats(-1e5, 1e5))
-def test_truncation_does_not_depend_on_units_or_offset(values, scale, offset):
-    """MSER compares spreads of the same series: a change of unit or origin leaves its cut alone."""
+def test_truncation_does_not_depend_on_units(values, scale, offset):
+    """A change of unit scales level and band alike and leaves the cut alone; a shift of origin
+    leaves the cut alone whenever the noise, not the level, sets the band."""
     x = np.array(values)
-    a = mser_truncation(x)
-    b = mser_truncation(x * scale + offset)
-    drop, limit = a
-    assert drop % BATCH == 0 and 0 <= drop <= limit == (len(x) // BATCH // 2) * BATCH
-    # Exact ties between truncation points can resolve differently after rounding; compare statistics.
-    assert b[1] == limit
-    if a != b:
-        z = x[: len(x) // BATCH * BATCH].reshape(-1, BATCH).mean(axis=1)
-        tails = [z[d // BATCH:] for d in (a[0], b[0])]
-        stats = [((t - t.mean()) ** 2).sum() / len(t) ** 2 for t in tails]
-        assert np.isclose(stats[0], stats[1], rtol=1e-6, atol=1e-9 * max(1.0, float(np.abs(z).max())) ** 2)
+    a = band_truncation(x)
+    assert a.drop % BATCH == 0 and 0 <= a.drop <= len(x) // BATCH * BATCH
+    assert a.limit == (len(x) // BATCH // 2) * BATCH
+    b = band_truncation(x * scale)
+    assert b.level == pytest.approx(a.level * scale, rel=1e-9, abs=1e-6)
+    assert b.half_width == pytest.approx(a.half_width * scale, rel=1e-6, abs=1e-6)
+    z = running_median3(batch_means(x, BATCH))
+    margin = np.abs(np.abs(z - a.level) - a.half_width)
+    if margin.min() > 1e-6 * max(1.0, float(np.abs(x).max())):    # no batch mean on the band's edge
+        assert b.drop == a.drop
+        if a.half_width > BAND_REL * (abs(a.level) + abs(offset)):
+            assert band_truncation(x + offset).drop == a.drop
 
 
 def _frame(age, flushed, tps, warmup_s=0):
@@ -72,14 +114,16 @@ def test_verdict_and_its_line():
     flat = np.full(n, 1000.0)
     s = settling(_frame(np.full(n, 60.0), flat, flat), 1.0).as_dict()
     assert s["settled"] is True and s["transient_ends_s"] == 0
-    assert "ends the start-up transient 0 s into the 300 s measured" in settling_text(s)
+    assert settling_text(s).startswith("steady state: from 0 s of the 300 s measured, each series within its band")
+    assert "modified age 60.0% ±3.0 from 0 s, pages flushed 1,000/s ±50 from 0 s" in settling_text(s)
 
     rising = np.linspace(1000.0, 2000.0, n)
     s = settling(_frame(np.full(n, 60.0), rising, flat), 1.0).as_dict()
     assert s["settled"] is False and s["transient_ends_s"] is None
     assert s["series"]["pages_flushed"]["first_half_mean"] < s["series"]["pages_flushed"]["second_half_mean"]
     text = settling_text(s)
-    assert text.startswith("steady state: not reached: pages flushed shows no end")
+    assert text.startswith("steady state: not reached: pages flushed (1,751/s ±88) leaves its band after the "
+                           "first half of the 300 s measured (±5% band, 5 s means; last at 300 s)")
     assert "1,249/s -> 1,751/s" in text and "run.warmup" in text
     json.dumps(s, allow_nan=False)
 
@@ -114,5 +158,5 @@ def test_validation_names_the_unsettled_run_of_a_failing_row():
     runs = {"a": {"settling": unsettled}, "b": {"settling": settled}}
     failing = RowResult(row, None, 1.0, None, False)
     notes = unsettled_notes([failing], runs)
-    assert len(notes) == 1 and notes[0].startswith("not settled: a: pages flushed shows no end")
+    assert len(notes) == 1 and notes[0].startswith("not settled: a: pages flushed (1,751/s ±88) leaves its band")
     assert unsettled_notes([RowResult(row, None, 1.0, None, True)], runs) == []

@@ -137,7 +137,7 @@ def unsettled_notes(results: list[RowResult], runs: dict) -> list[str]:
 def run_scenario_file(path, name: str, overrides: tuple[str, ...] = ()) -> tuple[object, object, dict]:
     """Load and run one scenario file with `--set`-style overrides: (scenario, engine result, the
     picklable keys every suite's runs carry: name, the 1 s series, wall and simulated seconds, redo
-    capacity and the MSER-5 verdict on the measured part)."""
+    capacity and the settling verdict on the measured part, sim.settling)."""
     from sim.config import load_scenario
     from sim.engine import Server
     from sim.metrics import frame

@@ -163,9 +163,9 @@ checkpoint age first reaches the sync point, the oldest end of the flush list ho
 byte of redo than it ever will again, and that first stall can be deeper or longer than the ones
 that recur after it. A server that has run for an hour shows only the recurring ones.
 
-The line under the figures says where MSER-5 (a standard rule for cutting a simulation's start-up,
-applied to the modified age, pages flushed and commits per second) puts the end of the start-up,
-or that the run is too short to say. Run 120 s and compare the first stall with the later ones; on
+The line under the figures says from when the modified age, pages flushed and commits per second
+stay within 5 % (or their own noise, if wider) of the level they hold in the second half of the
+run: the end of the start-up, as a settling time. Or that the run is too short to say. Run 120 s and compare the first stall with the later ones; on
 the What-if page, `run.warmup` leaves the start out of every figure.""",
          {"innodb_buffer_pool_instances": 8, "innodb_log_file_size": "256M", "innodb_io_capacity_max": 2000,
           "duration": "120s"}),
