@@ -169,6 +169,30 @@ def _swing(ten: pd.DataFrame, m1: pd.DataFrame) -> dict | None:
                  m1["log_lsn_current"].to_numpy(dtype=float), m1["log_lsn_buf_pool_oldest"].to_numpy(dtype=float))
 
 
+def steady_figures(m1: pd.DataFrame, mb: pd.DataFrame, settled: dict | None, warmup_s: float) -> dict | None:
+    """Headline figures over the steady state: the measured 1 s rows (m1) and base-tick rows (mb)
+    from where sim.settling ends the start-up transient. None when the run has not settled or is
+    too short to judge."""
+    if not settled or not settled["settled"]:
+        return None
+    skip_s = settled["transient_ends_s"]
+    w1 = m1.iloc[int(round(skip_s)):]                 # settling reads the 1 s rows by position
+    from_s = warmup_s + skip_s
+    wb = mb[mb["time_s"] > from_s + 1e-9]
+    if not len(w1) or not len(wb):
+        return None
+    tps = w1["tps"].to_numpy(dtype=float)
+    return {"from_s": from_s, "seconds": len(w1),
+            "tps_mean": float(tps.mean()), "tps_p1_per_s": float(np.percentile(tps, 1)),
+            "seconds_below_50pct_median": int((tps < 0.5 * np.median(tps)).sum()),
+            "pages_flushed_per_s_total": float(w1["pages_flushed"].mean()),
+            "modified_age_mean_pct": float(w1["modified_age_pct"].mean()),
+            "modified_age_max_pct": float(wb["modified_age_pct"].max()),
+            "checkpoint_age_max_pct": float(wb["checkpoint_age_pct"].max()),
+            "buffer_flush_sync_waits": int(w1["buffer_flush_sync_waits"].sum()),
+            "buffer_flush_sync_waits_max_per_s": int(w1["buffer_flush_sync_waits"].max())}
+
+
 def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None) -> dict:
     """Headline figures of a run (measured part only); `frames` as from series_frames, if at hand."""
     scn = result.scenario
@@ -246,6 +270,9 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         # A slow swing of the 10 s averages, its period and the flush list's residence time.
         # (a run long enough for a 10 s interval has its 1 s series too, so m1 is at 1 s)
         "swing": _swing(frames["10s"], m1) if "10s" in frames else None,
+        # The headline figures again, over the steady state only (None: not settled).
+        "steady": None,
         "warnings": list(result.warnings),
     }
+    out["steady"] = steady_figures(m1, mb, out["settling"], t0) if "1s" in frames else None
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sim.metrics import stalls
 from sim.report import format_rows, write_atomic
-from sim.settling import settling_text
+from sim.settling import settling_text, steady_text
 from sim.swing import swing_text
 
 _MARGIN_TEXT = {"sync flush": "in sync flush", "redo space wait": "waiting for redo space (log_free_check)"}
@@ -63,6 +63,7 @@ def summary_text(s: dict) -> str:
         f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
         settling_text(s.get("settling")),
+        steady_text(s.get("steady"), s.get("settling")),
         swing_text(s.get("swing")),
     ]
     for w in s["warnings"]:

@@ -192,6 +192,21 @@ def settling_text(s: dict | None) -> str:
             "state: lengthen run.duration, or skip the start with run.warmup")
 
 
+def steady_text(steady: dict | None, s: dict | None) -> str:
+    """The headline figures over the steady state (sim.metrics.steady_figures, with Settling.as_dict()
+    as `s`); empty when there are none, or when the steady state starts where the measured part
+    does (the headline figures are then its figures)."""
+    if not steady or not s or not s["transient_ends_s"]:
+        return ""
+    return (f"steady-state figures, the last {steady['seconds']:,} s (from {steady['from_s']:g} s): "
+            f"{steady['tps_mean']:,.0f} commits/s (per second p1 {steady['tps_p1_per_s']:,.0f}; "
+            f"{steady['seconds_below_50pct_median']} s below half the median), "
+            f"{steady['pages_flushed_per_s_total']:,.0f} pages flushed/s, modified age {steady['modified_age_mean_pct']:.1f}% "
+            f"on average (max {steady['modified_age_max_pct']:.1f}%), checkpoint age max "
+            f"{steady['checkpoint_age_max_pct']:.1f}%, buffer_flush_sync_waits {steady['buffer_flush_sync_waits']:,} "
+            f"(max {steady['buffer_flush_sync_waits_max_per_s']:,}/s)")
+
+
 def settling_sentence(s: dict | None) -> str:
     """settling_text as a sentence for the app's pages; empty when the run is too short to judge."""
     line = settling_text(s)

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from sim.config import scenario_from_dict
 from sim.engine import Server
-from sim.metrics import series_frames, summary
+from sim.metrics import series_frames, steady_figures, summary
 from sim.run_output import summary_text
 from sim.settling import (BAND_REL, BATCH, MIN_BATCHES, band_truncation, batch_means, noise_sd,
-                          running_median3, settling, settling_text)
+                          running_median3, settling, settling_text, steady_text)
 from validation import flushing
 from validation.common import RowResult, unsettled_notes
 
@@ -148,6 +148,11 @@ def test_engine_summary_carries_the_verdict():
     assert st_["settled"] in (True, False)
     line = settling_text(st_)
     assert line.startswith("steady state: ") and line in summary_text(s)
+    steady = s["steady"]
+    assert (steady is None) == (not st_["settled"])
+    if steady is not None:
+        assert steady["from_s"] == 4 + st_["transient_ends_s"] and steady["seconds"] == 30 - st_["transient_ends_s"]
+        assert (steady_text(steady, st_) in summary_text(s)) and json.dumps(steady, allow_nan=False)
 
 
 def test_validation_names_the_unsettled_run_of_a_failing_row():
@@ -160,3 +165,37 @@ def test_validation_names_the_unsettled_run_of_a_failing_row():
     notes = unsettled_notes([failing], runs)
     assert len(notes) == 1 and notes[0].startswith("not settled: a: pages flushed (1,751/s ±88) leaves its band")
     assert unsettled_notes([RowResult(row, None, 1.0, None, True)], runs) == []
+
+
+def _steady_frame(n=300, step_at=100, warmup_s=0):
+    t = np.arange(1, n + 1, dtype=float)
+    after = t > warmup_s + step_at
+    return pd.DataFrame({"time_s": t, "warmup": t <= warmup_s,
+                         "tps": np.where(after, 2000.0, 1000.0), "pages_flushed": np.where(after, 500.0, 100.0),
+                         "modified_age_pct": np.where(after, 60.0, t / max(1, warmup_s + step_at) * 60.0),
+                         "checkpoint_age_pct": np.where(after, 62.0, 30.0),
+                         "buffer_flush_sync_waits": np.where(t == n, 7, np.where(after, 0, 50))})
+
+
+def test_steady_figures_are_read_from_the_end_of_the_transient():
+    f = _steady_frame(warmup_s=20)
+    m = f[~f["warmup"]]
+    s = settling(f, 1.0).as_dict()
+    assert s["settled"] and s["transient_ends_s"] == 100
+    st_ = steady_figures(m, m, s, 20.0)
+    assert st_["from_s"] == 120 and st_["seconds"] == 180
+    assert st_["tps_mean"] == 2000 and st_["pages_flushed_per_s_total"] == 500
+    assert st_["modified_age_mean_pct"] == 60 and st_["checkpoint_age_max_pct"] == 62
+    assert st_["buffer_flush_sync_waits"] == 7 and st_["buffer_flush_sync_waits_max_per_s"] == 7
+    line = steady_text(st_, s)
+    assert line.startswith("steady-state figures, the last 180 s (from 120 s): 2,000 commits/s")
+    assert "500 pages flushed/s" in line and "buffer_flush_sync_waits 7 (max 7/s)" in line
+    # Settled from the start: the headline figures are the steady state's, and no second line is printed.
+    flat = _steady_frame(step_at=0)
+    s0 = settling(flat, 1.0).as_dict()
+    assert s0["transient_ends_s"] == 0 and steady_text(steady_figures(flat, flat, s0, 0.0), s0) == ""
+    # Not settled (the step comes after half the run), or too short to say: no steady-state figures.
+    late = _steady_frame(step_at=200)
+    s1 = settling(late, 1.0).as_dict()
+    assert s1["settled"] is False and steady_figures(late, late, s1, 0.0) is None
+    assert steady_figures(late, late, None, 0.0) is None and steady_text(None, s1) == ""
