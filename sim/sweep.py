@@ -39,6 +39,7 @@ METRICS = (
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
     "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
     "device_busy_pct_mean", "device_busy_pct_max_1s", "steady_state",
+    "steady_from_s", "steady_tps_mean", "steady_pages_flushed_per_s", "steady_buffer_flush_sync_waits",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -61,6 +62,10 @@ METRIC_LABELS = {
     "device_busy_pct_mean": "device busy (% of its units' time, mean)",
     "device_busy_pct_max_1s": "device busy (% of its units' time, highest second)",
     "steady_state": "steady state reached (1 or 0, sim.settling's ±5% band; its mean: the share of replicates)",
+    "steady_from_s": "steady state from (s; empty: not settled)",
+    "steady_tps_mean": "commits/s over the steady state (empty: not settled)",
+    "steady_pages_flushed_per_s": "pages flushed/s over the steady state (empty: not settled)",
+    "steady_buffer_flush_sync_waits": "buffer_flush_sync_waits in the steady state (empty: not settled)",
 }
 
 
@@ -238,6 +243,11 @@ def metrics_row(s: dict) -> dict:
         # 1 when the measured part left its start-up transient (sim.settling), None when too short to say.
         "steady_state": (None if not s.get("settling") or s["settling"]["settled"] is None
                          else float(s["settling"]["settled"])),
+        # The same figures over the steady state alone (sim.metrics.steady_figures), None when not settled.
+        **{col: (None if not s.get("steady") else s["steady"][key]) for col, key in (
+            ("steady_from_s", "from_s"), ("steady_tps_mean", "tps_mean"),
+            ("steady_pages_flushed_per_s", "pages_flushed_per_s_total"),
+            ("steady_buffer_flush_sync_waits", "buffer_flush_sync_waits"))},
     }
 
 
