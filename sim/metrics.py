@@ -270,9 +270,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         # A slow swing of the 10 s averages, its period and the flush list's residence time.
         # (a run long enough for a 10 s interval has its 1 s series too, so m1 is at 1 s)
         "swing": _swing(frames["10s"], m1) if "10s" in frames else None,
-        # The headline figures again, over the steady state only (None: not settled).
-        "steady": None,
         "warnings": list(result.warnings),
     }
+    # The headline figures again, over the steady state only (None: not settled).
     out["steady"] = steady_figures(m1, mb, out["settling"], t0) if "1s" in frames else None
     return out

@@ -198,7 +198,7 @@ def steady_text(steady: dict | None, s: dict | None) -> str:
     does (the headline figures are then its figures)."""
     if not steady or not s or not s["transient_ends_s"]:
         return ""
-    return (f"steady-state figures, the last {steady['seconds']:,} s (from {steady['from_s']:g} s): "
+    return (f"steady-state figures, the last {steady['seconds']:,} s ({steady['from_s']:g} s into the run on): "
             f"{steady['tps_mean']:,.0f} commits/s (per second p1 {steady['tps_p1_per_s']:,.0f}; "
             f"{steady['seconds_below_50pct_median']} s below half the median), "
             f"{steady['pages_flushed_per_s_total']:,.0f} pages flushed/s, modified age {steady['modified_age_mean_pct']:.1f}% "

@@ -188,7 +188,7 @@ def test_steady_figures_are_read_from_the_end_of_the_transient():
     assert st_["modified_age_mean_pct"] == 60 and st_["checkpoint_age_max_pct"] == 62
     assert st_["buffer_flush_sync_waits"] == 7 and st_["buffer_flush_sync_waits_max_per_s"] == 7
     line = steady_text(st_, s)
-    assert line.startswith("steady-state figures, the last 180 s (from 120 s): 2,000 commits/s")
+    assert line.startswith("steady-state figures, the last 180 s (120 s into the run on): 2,000 commits/s")
     assert "500 pages flushed/s" in line and "buffer_flush_sync_waits 7 (max 7/s)" in line
     # Settled from the start: the headline figures are the steady state's, and no second line is printed.
     flat = _steady_frame(step_at=0)

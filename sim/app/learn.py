@@ -165,8 +165,9 @@ that recur after it. A server that has run for an hour shows only the recurring 
 
 The line under the figures says from when the modified age, pages flushed and commits per second
 stay within 5 % (or their own noise, if wider) of the level they hold in the second half of the
-run: the end of the start-up, as a settling time. Or that the run is too short to say. Run 120 s and compare the first stall with the later ones; on
-the What-if page, `run.warmup` leaves the start out of every figure.""",
+run: the end of the start-up, as a settling time (or that the run is too short to say). Run 120 s
+and compare the first stall with the later ones; on the What-if page, `run.warmup` leaves the
+start out of every figure.""",
          {"innodb_buffer_pool_instances": 8, "innodb_log_file_size": "256M", "innodb_io_capacity_max": 2000,
           "duration": "120s"}),
     Step("More redo", f"""
