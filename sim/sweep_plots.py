@@ -45,7 +45,8 @@ def line_figure(ci: pd.DataFrame, x: str, metric: str, by: str | None = None):
 
 
 def heatmap_figure(ci: pd.DataFrame, x: str, y: str, metric: str):
-    table = ci.pivot_table(index=y, columns=x, values=f"{metric}_mean", aggfunc="mean", sort=False)
+    # dropna=False keeps the points without a value (a steady_* metric of a run that did not settle).
+    table = ci.pivot_table(index=y, columns=x, values=f"{metric}_mean", aggfunc="mean", sort=False, dropna=False)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     im = ax.imshow(table.to_numpy(dtype=float), aspect="auto", origin="lower", cmap="viridis")
     ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=30, ha="right")
@@ -53,6 +54,9 @@ def heatmap_figure(ci: pd.DataFrame, x: str, y: str, metric: str):
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     vals = table.to_numpy(dtype=float)
+    if not np.isfinite(vals).any():
+        ax.set_title(f"no point has a value for {metric}", fontsize=9)
+        return fig
     lo, hi = np.nanmin(vals), np.nanmax(vals)
     for (r, c), v in np.ndenumerate(vals):
         if not np.isnan(v):

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -204,3 +205,18 @@ def test_the_printed_table_keeps_small_swept_values(tiny, tmp_path, capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "0.0022" in out and "0.0023" in out
+
+
+def test_figures_of_a_metric_no_point_has():
+    """A steady_* metric is empty for runs that did not settle: the figures still draw (no crash)."""
+    from sim.sweep_plots import heatmap_figure, line_figure
+
+    ci = pd.DataFrame({"a": ["1G", "1G", "2G", "2G"], "b": [1, 2, 1, 2],
+                       "steady_tps_mean_mean": [np.nan] * 4, "steady_tps_mean_ci95": [np.nan] * 4})
+    fig = heatmap_figure(ci, "a", "b", "steady_tps_mean")
+    assert "no point has a value" in fig.axes[0].get_title()
+    line_figure(ci, "a", "steady_tps_mean", "b")
+    part = ci.assign(steady_tps_mean_mean=[5000.0, np.nan, 5100.0, np.nan])
+    fig = heatmap_figure(part, "a", "b", "steady_tps_mean")
+    shown = {t.get_text() for t in fig.axes[0].texts}
+    assert shown == {"5,000", "5,100"} and len(fig.axes) == 2       # the two values and a colour bar
