@@ -462,6 +462,9 @@ def test_learn_start_up_step_says_where_the_start_ends():
     # 120 s of the default scenario: its first crossing is over well before half the run.
     line = next(c.value for c in at.caption if c.value.startswith("Steady state: "))
     assert "s of the 120 s measured, each series within its band" in line
+    # It settles after its first crossing (not at 0 s), so the steady state's own figures follow.
+    figures = [c.value for c in at.caption if c.value.startswith("Steady-state figures, the last ")]
+    assert len(figures) == 1 and "commits/s" in figures[0] and "s into the run on" in figures[0]
 
 
 def test_learn_versions_walk_runs_each_version():
