@@ -188,8 +188,11 @@ def settling_text(s: dict | None) -> str:
                 f"series within its band around its second half's level ({s['rule']}: " + ", ".join(
                     f"{v['label']} {_band(v)} from {v['transient_ends_s']:g} s" for v in s["series"].values()
                     if v["transient_ends_s"] is not None) + ")")
+    last_out_s = max(v["transient_ends_s"] for v in s["series"].values() if v["settled"] is False)
     return ("steady state: not reached: " + unsettled_brief(s) + ". The figures mix the start with the steady "
-            "state: lengthen run.duration, or skip the start with run.warmup")
+            f"state: lengthen run.duration to at least {2 * last_out_s:g} s (twice the last time a series left "
+            f"its band; a longer run may find a later one), or skip the start with run.warmup (at least "
+            f"{last_out_s:g} s more than now)")
 
 
 def steady_text(steady: dict | None, s: dict | None) -> str:

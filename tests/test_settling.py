@@ -125,6 +125,8 @@ def test_verdict_and_its_line():
     assert text.startswith("steady state: not reached: pages flushed (1,751/s ±88) leaves its band after the "
                            "first half of the 300 s measured (±5% band, 5 s means; last at 300 s)")
     assert "1,249/s -> 1,751/s" in text and "run.warmup" in text
+    assert "lengthen run.duration to at least 600 s (twice the last time a series left its band" in text
+    assert text.endswith("skip the start with run.warmup (at least 300 s more than now)")
     json.dumps(s, allow_nan=False)
 
     # The warm-up is not judged: the ramp before it does not count.
