@@ -82,7 +82,7 @@ class FilIO:
     def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
                  counters, page_cache_bytes: int = 0, n_pages: int = 0, native_aio: bool = True,
                  write_io_threads: int = 4, dblwr_in_data_file: bool = False, datasync: bool = False,
-                 log_o_sync: bool = True) -> None:
+                 log_o_sync: bool = True, log_fs: Filesystem | None = None) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -101,6 +101,13 @@ class FilIO:
         self.fsync_cpu_s = fs.spec.costs.fsync_cpu_s
         # An fsync without a journal commit ends with a cache flush (barriers on, volatile cache).
         self.cache_flush = fs.spec.barriers and self.dev.profile.volatile_write_cache
+        # The redo log's files: on the data device, or on a device of their own (log_fs, with its
+        # own journal): innodb_log_group_home_dir on other storage.
+        log_fs = log_fs or fs
+        self.log_dev: Device = log_fs.device
+        self.log_journal = log_fs.journal
+        self.log_host_s = self.log_dev.profile.host_overhead_s
+        self.log_cache_flush = fs.spec.barriers and self.log_dev.profile.volatile_write_cache
         self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
         self.datasync = datasync               # fdatasync() instead of fsync()
         self.log_o_sync = log_o_sync           # O_DSYNC opens the log O_SYNC (MySQL), not O_DSYNC
@@ -196,9 +203,12 @@ class FilIO:
         """The filesystem's part of syncing file `name` from t_s (computed paths): the journal
         commit when its timestamps changed and the sync covers them (fsync, O_SYNC), else a cache
         flush when barriers are on and the device has a volatile write cache."""
+        on_log = name == "log"
         if metadata and name in self._meta_dirty:
             self._meta_dirty.discard(name)
-            return self.fs.journal.commit_done_s(t_s)
+            return (self.log_journal if on_log else self.fs.journal).commit_done_s(t_s)
+        if on_log:
+            return self.log_dev.schedule_flush(t_s) if self.log_cache_flush else t_s
         return self.dev.schedule_flush(t_s) if self.cache_flush else t_s
 
     def log_flush_done_s(self, now_s: float, bytes_: int, append: bool = True) -> float:
@@ -214,9 +224,9 @@ class FilIO:
         """
         size = max(512, -(-bytes_ // 512) * 512)
         if append:
-            t = self.dev.schedule_append(now_s, size) + self.host_s
+            t = self.log_dev.schedule_append(now_s, size) + self.log_host_s
         else:
-            t = self.dev.schedule_sized(now_s, WRITE, size) + self.host_s
+            t = self.log_dev.schedule_sized(now_s, WRITE, size) + self.log_host_s
         self._touch("log", now_s)
         if self.flush_method == "O_DSYNC":
             return self._sync_done_s("log", t, self.log_o_sync)

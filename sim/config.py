@@ -177,6 +177,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                            doc="with io_scheduler: requests the device holds at once (SATA NCQ: 32)"),
         "nr_requests": Key("nr_requests", "int", NR_REQUESTS, *NR_REQUESTS_RANGE,
                            doc="with io_scheduler: the request list's size (/sys/block/DEV/queue/nr_requests)"),
+        "log_device": Key("log_device", "str", "",
+                          doc="oltp: the device holding the redo log files (innodb_log_group_home_dir), a profile "
+                              "name or JSON path like device, with a filesystem of its own of the same kind; "
+                              "empty: the data device"),
     },
     "workload": {
         "kind": Key("kind", "choice", "iobench", choices=("iobench", "oltp")),
@@ -367,6 +371,7 @@ class HardwareConfig:
     io_scheduler: str = "off"
     queue_depth: int = QUEUE_DEPTH_SATA
     nr_requests: int = NR_REQUESTS
+    log_device: str = ""
 
 
 @dataclass(frozen=True)
@@ -797,6 +802,10 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
             raise InputError(origin.get(("workload", key), src), f"workload.{key}",
                              f"is not a setting of a kind = \"{kind}\" workload",
                              "the keys of that kind (see docs/ARCHITECTURE.md)")
+    if kind == "iobench" and values["hardware"]["log_device"] != "":
+        raise InputError(origin.get(("hardware", "log_device"), src), "hardware.log_device",
+                         f"{values['hardware']['log_device']!r}: an iobench workload has no redo log",
+                         "\"\" (empty) for an iobench workload")
     if kind == "oltp" and values["hardware"]["io_scheduler"] != "off":
         raise InputError(origin.get(("hardware", "io_scheduler"), src), "hardware.io_scheduler",
                          f"{values['hardware']['io_scheduler']!r}: the InnoDB engine's I/O does not go through "
@@ -863,15 +872,19 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
     except InputError as err:
         raise InputError(where("server", "innodb_log_file_size"), f"server.{err.field}", err.problem,
                          err.allowed) from None
-    device = hw["device"]
-    if device not in builtin_profile_names() and not Path(device).is_file():
-        # A relative path is looked up beside the scenario file that names it.
-        beside = Path(where("hardware", "device")).parent / device
-        if not Path(device).is_absolute() and Path(where("hardware", "device")).is_file() and beside.is_file():
-            hw["device"] = device = str(beside)
-    if device not in builtin_profile_names() and not Path(device).is_file():
-        raise InputError(where("hardware", "device"), "hardware.device", f"{device!r} is not found",
-                         "a built-in profile (" + ", ".join(builtin_profile_names()) + ") or a JSON file")
+    for key in ("device", "log_device"):
+        device = hw[key]
+        if key == "log_device" and device == "":
+            continue                                    # the redo log on the data device
+        if device not in builtin_profile_names() and not Path(device).is_file():
+            # A relative path is looked up beside the scenario file that names it.
+            beside = Path(where("hardware", key)).parent / device
+            if not Path(device).is_absolute() and Path(where("hardware", key)).is_file() and beside.is_file():
+                hw[key] = device = str(beside)
+        if device not in builtin_profile_names() and not Path(device).is_file():
+            raise InputError(where("hardware", key), f"hardware.{key}", f"{device!r} is not found",
+                             "a built-in profile (" + ", ".join(builtin_profile_names()) + ") or a JSON file"
+                             + (", or \"\" for the data device" if key == "log_device" else ""))
     for fs in hw["filesystem"]:
         for kernel in hw["kernel"]:
             try:

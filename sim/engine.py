@@ -143,6 +143,7 @@ class Checked:
     warnings: list[str]
     device_profile: DeviceProfile
     fs_spec: FsSpec
+    log_device_profile: DeviceProfile | None   # hardware.log_device; None: the redo log on the data device
     limits: RedoLimits
 
 
@@ -163,6 +164,7 @@ def preflight(scn) -> Checked:
         limits = replace(limits, version=v.name)
     return Checked(
         settings=settings, warnings=warnings + redo_warnings, device_profile=profile,
+        log_device_profile=load_profile(hw.log_device) if hw.log_device else None,
         fs_spec=make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware"),
         limits=limits)
 
@@ -190,13 +192,20 @@ class Server:
         self.device = Device(env, checked.device_profile, rng_dev)
         n_files = hw.data_files[0]
         self.fs = Filesystem(env, self.device, checked.fs_spec, n_files + 2)
+        # hardware.log_device: the redo log's files on a device of their own, under a filesystem of
+        # the same kind (its own journal); its random stream is a fourth child of the run's seed, so
+        # the three above are the same with or without it.
+        self.log_fs = None
+        if checked.log_device_profile is not None:
+            rng_log = np.random.default_rng(root.spawn(1)[0])
+            self.log_fs = Filesystem(env, Device(env, checked.log_device_profile, rng_log), checked.fs_spec, 1)
         self.counters = Counters()
         ps = st.page_size_bytes
         self.n_pages = max(1, wl.data_bytes // ps)
         self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters,
                          page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages,
                          native_aio=st.use_native_aio, write_io_threads=st.write_io_threads,
-                         datasync=st.datasync, log_o_sync=st.log_o_sync,
+                         datasync=st.datasync, log_o_sync=st.log_o_sync, log_fs=self.log_fs,
                          dblwr_in_data_file=not st.file_per_table and v.doublewrite != "80")
         pages_per_space = -(-self.n_pages // n_files)
         n_inst = st.buffer_pool_instances

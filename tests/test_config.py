@@ -203,3 +203,21 @@ def test_innodb_use_fdatasync_is_refused_where_the_server_has_no_such_variable(v
 @pytest.mark.parametrize("version,default", [("mysql-8.0", False), ("mysql-8.0.30", False), ("mysql-8.4", True)])
 def test_innodb_use_fdatasync_default_per_version(version, default):
     assert load_scenario("scenarios/default.toml", [f"server.version={version}"]).server.innodb_use_fdatasync is default
+
+
+def test_log_device_is_a_profile_beside_the_scenario_or_empty(tmp_path):
+    oltp = '[workload]\nkind = "oltp"\ndata_size = "1G"\n'
+    s = tmp_path / "s.toml"
+    s.write_text(oltp)
+    assert load_scenario(s).hardware.log_device == ""                         # the data device
+    (tmp_path / "fast.json").write_text((Path(__file__).parents[1] / "models/profiles/fusionio-2012.json").read_text())
+    s.write_text(oltp + '[hardware]\nlog_device = "fast.json"\n')
+    assert load_scenario(s).hardware.log_device == str(tmp_path / "fast.json")
+    s.write_text(oltp + '[hardware]\nlog_device = "nowhere.json"\n')
+    with pytest.raises(InputError) as e:
+        load_scenario(s)
+    assert e.value.field == "hardware.log_device" and "not found" in str(e.value) and '""' in e.value.allowed
+    s.write_text('[hardware]\nlog_device = "fusionio-2012"\n')                # iobench has no redo log
+    with pytest.raises(InputError) as e:
+        load_scenario(s)
+    assert e.value.field == "hardware.log_device" and "no redo log" in str(e.value)
