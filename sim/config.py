@@ -179,7 +179,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
                            doc="with io_scheduler: the request list's size (/sys/block/DEV/queue/nr_requests)"),
         "log_device": Key("log_device", "str", "",
                           doc="oltp: the device holding the redo log files (innodb_log_group_home_dir), a profile "
-                              "name or JSON path like device, with a filesystem of its own of the same kind; "
+                              "name or JSON path like device, with a filesystem of its own of the same kind (data pages "
+                              "and the binary log stay on device; the series' device figures are device's); "
                               "empty: the data device"),
     },
     "workload": {
