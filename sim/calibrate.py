@@ -453,12 +453,13 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
                 entry["unit_service_s"] = max(0.0, math.floor(min(unit_service[key], k / entry["capacity_iops"],
                                                                   cd.qd1_latency_s - 1.0 / entry["capacity_iops"])
                                                               * 1e12) / 1e12)
-            xs = [x for _, x in cd.points]
-            peak = xs.index(max(xs))
-            curve = [[n, round(min(1.0, x / c), 3)] for n, x in cd.points[peak + 1:]
-                     if x < DEPTH_CURVE_SHARE * xs[peak]]
+            # The depth curve: the peak, then the points past it that the capacity fit left out.
+            ns, xs, keep = _capacity_points(cd)
+            peak = int(np.argmax(xs))
+            curve = [[int(ns[i]), round(min(1.0, float(xs[i]) / c), 3)] for i in range(peak + 1, len(xs))
+                     if i not in keep]
             if curve:
-                entry["depth_curve"] = [[cd.points[peak][0], round(min(1.0, xs[peak] / c), 3)]] + curve
+                entry["depth_curve"] = [[int(ns[peak]), round(min(1.0, float(xs[peak]) / c), 3)]] + curve
             doc_classes[cd.op][str(cd.block_bytes)] = entry
         assignment = {op: choice[op][1] for op in (READ, WRITE)}
         mixed, shallow_mixed = {}, 0

@@ -273,5 +273,5 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "warnings": list(result.warnings),
     }
     # The headline figures again, over the steady state only (None: not settled).
-    out["steady"] = steady_figures(m1, mb, out["settling"], t0) if "1s" in frames else None
+    out["steady"] = steady_figures(m1, mb, out["settling"], t0)      # no 1 s series: no settling, None
     return out
