@@ -15,7 +15,7 @@ from sim.app.iobench_page import run_grid
 from sim.app.settings import apply, load_shipped
 from sim.app.widgets import figure_block, run_with_progress, stalls_1s_text
 from sim.metrics import stalls
-from sim.settling import settling_sentence, steady_text
+from sim.settling import settling_sentence, steady_sentence
 from sim.plots import (checkpoint_figure, flushing_figure, latency_figure, plt, queue_figure, resolutions_figure,
                        sync_waits_figure, tps_figure)
 
@@ -238,9 +238,9 @@ def _bp_walk(step: int, k: str) -> None:
     sentence = settling_sentence(s.get("settling"))
     if sentence:
         st.caption(sentence)
-    steady = steady_text(s.get("steady"), s.get("settling"))
+    steady = steady_sentence(s.get("steady"), s.get("settling"))
     if steady:
-        st.caption(steady[0].upper() + steady[1:] + ".")
+        st.caption(steady)
     figure_block("Checkpoint age against the limits", checkpoint_figure(sec, s.get("limit_names")),
                  sec[["time_s", "checkpoint_age_pct", "log_max_modified_age_async_pct",
                       "log_max_modified_age_sync_pct", "log_max_checkpoint_age_pct"]], f"learn-bp-{step}-age")

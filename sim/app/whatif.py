@@ -12,7 +12,7 @@ from sim.app.widgets import (choose_scenario, figure_block, pasted_server_inputs
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, queue_figure,
                        sync_waits_figure, tps_figure)
-from sim.settling import settling_sentence, steady_text
+from sim.settling import settling_sentence, steady_sentence
 from sim.swing import swing_sentence
 
 RESOLUTIONS = {"100 ms": "100ms", "1 s": "1s", "10 s": "10s", "60 s": "60s"}
@@ -40,9 +40,9 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     sentence = settling_sentence(s.get("settling"))
     if sentence:    # a run still in its start-up transient is said so where its figures are read
         (st.caption if s["settling"]["settled"] else st.info)(sentence)
-    steady = steady_text(s.get("steady"), s.get("settling"))
+    steady = steady_sentence(s.get("steady"), s.get("settling"))
     if steady:
-        st.caption(steady[0].upper() + steady[1:] + ".")
+        st.caption(steady)
     swing_line = swing_sentence(s.get("swing"))
     if swing_line:
         st.info(swing_line)
