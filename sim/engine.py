@@ -29,6 +29,7 @@ from models.page_population import tpcc_page_weights
 from models.page_cleaner import PageCleaner56
 from models.page_cleaner_coordinator import PageCleanerCoordinator
 from models.page_cleaner_mariadb import PageCleanerMariaDB
+from models.recovery import pages_to_recover
 from models.redo import RedoLimits, redo_limits
 from models.server import COUNTERS, Counters, ServerSettings
 from models.user_threads import UserThreads
@@ -38,7 +39,8 @@ from models.versions import BUF_POOL_SIZE_THRESHOLD, Version, startup_instances,
 GAUGES = ("lsn", "log_lsn_last_checkpoint", "log_lsn_buf_pool_oldest", "Innodb_buffer_pool_pages_dirty",
           "Innodb_buffer_pool_pages_free", "device_queue_depth", "fs_lock_wait_s",
           "buffer_flush_n_to_flush_requested", "buffer_flush_pct_for_lsn", "buffer_flush_avg_page_rate",
-          "threads_in_log_check_margins", "trx_queue", "device_busy_s", "device_write_backlog")
+          "threads_in_log_check_margins", "trx_queue", "device_busy_s", "device_write_backlog",
+          "recovery_pages")
 
 
 @dataclass
@@ -62,6 +64,7 @@ class EngineResult:
     frames: int
     redo_capacity_bytes: int
     device_units: int = 1           # the device profile's parallelism (for device_busy_pct)
+    page_read_iops: float = 0.0     # the data device's random-read capacity for one page (crash recovery)
     warnings: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     final_checks: dict = field(default_factory=dict)
@@ -280,8 +283,14 @@ class Server:
         g = self.cleaner.gauges
         dev = self.device
         next_check = self.check_every_s
+        # models.recovery.pages_to_recover walks every page, so it is taken once a second (and at
+        # the first tick); the ticks in between carry the last value.
+        every = max(1, int(round(1.0 / tick)))
+        rec_pages = 0
         for k in range(self.n_ticks):
             yield env.timeout((k + 1) * tick - env.now)
+            if k % every == every - 1 or k == 0:
+                rec_pages = pages_to_recover(pool.newest_lsn, log.last_checkpoint_lsn)
             self.counter_rows[k] = [c[name] for name in COUNTERS]
             oldest = pool.oldest_modification_all()
             host_q, backlog = dev.queue_depths(env.now)
@@ -290,7 +299,7 @@ class Server:
                                   self.fil.tally.lock_wait_s, g["buffer_flush_n_to_flush_requested"],
                                   g["buffer_flush_pct_for_lsn"], g["buffer_flush_avg_page_rate"],
                                   self.logsys.in_margin, self.users.queued, dev.busy_s(env.now),
-                                  backlog)
+                                  backlog, rec_pages)
             if self.check_every_s and env.now >= next_check:
                 next_check += self.check_every_s
                 self.check_now()
@@ -362,6 +371,7 @@ class Server:
             commit_t=np.asarray(self.users.commit_t), latency_s=np.asarray(self.users.latency_s),
             n_instances=self.pool.n_instances, n_pages=self.n_pages, frames=self.pool.total_frames,
             redo_capacity_bytes=self.limits.configured_bytes, device_units=self.device.profile.parallelism,
+            page_read_iops=self.device.profile.capacity_iops(1.0, self.settings.page_size_bytes),
             warnings=self.warnings, wall_s=wall,
             final_checks={"violations": list(self.violations)})
 

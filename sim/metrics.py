@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from models.recovery import (MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, MEASURED_RATES, recovery_s,
+                             recovery_s_array)
 from models.redo import LIMIT_FIELDS
 from models.server import COUNTERS, FLUSH_KIND_COUNTER
 from models.versions import version as version_of
@@ -86,6 +88,11 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
         cols[f"log_{name}_pct"] = np.full(n, np.nan if v is None else 100.0 * v / cap)
     cols["Innodb_buffer_pool_pages_dirty"] = g[:, gi["Innodb_buffer_pool_pages_dirty"]]
     cols["Innodb_buffer_pool_pages_free"] = g[:, gi["Innodb_buffer_pool_pages_free"]]
+    cols["recovery_pages"] = g[:, gi["recovery_pages"]]       # taken once a second (models.recovery)
+    # The restart's duration had the server crashed then (models.recovery; NaN without a read rate).
+    cols["recovery_estimate_s"] = (recovery_s_array(lsn - ckpt, cols["recovery_pages"], result.page_read_iops,
+                                                    MEASURED_RATES)
+                                   if result.page_read_iops > 0 else np.full(n, np.nan))
     for name in RATE_COUNTERS:
         cols[name] = diff[:, COUNTERS.index(name)]
     cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in FLUSH_KIND_COUNTER.values())
@@ -103,6 +110,24 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     df = pd.DataFrame(cols)
     df["warmup"] = df["time_s"] <= result.warmup_s + 1e-9
     return df
+
+
+def crash_recovery(m1: pd.DataFrame, result: EngineResult) -> dict | None:
+    """models.recovery's estimate at the measured second whose crash would take longest to recover
+    (None without a 1 s series or a device read rate)."""
+    if len(m1) == 0 or "recovery_pages" not in m1 or result.page_read_iops <= 0:
+        return None
+    redo = m1["log_lsn_checkpoint_age"].to_numpy()
+    pages = m1["recovery_pages"].to_numpy()
+    rates = MEASURED_RATES
+    k = int(np.argmax(m1["recovery_estimate_s"].to_numpy()))
+    est = recovery_s(int(redo[k]), int(pages[k]), result.page_read_iops, rates)
+    return {"at_s": float(m1["time_s"].iloc[k]), "redo_bytes": est.redo_bytes, "pages": est.pages,
+            "start_s": est.start_s, "scan_s": est.scan_s, "read_s": est.read_s, "apply_cpu_s": est.apply_cpu_s,
+            "total_s": est.total_s, "page_read_iops": result.page_read_iops, "rates": rates.source,
+            "pages_max": int(pages.max()), "redo_bytes_max": int(redo.max()),
+            # Past the largest crash the rates were measured on: the estimate is an extrapolation.
+            "beyond_measured": bool(est.redo_bytes > MEASURED_MAX_REDO_BYTES or est.pages > MEASURED_MAX_PAGES)}
 
 
 def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -> pd.DataFrame:
@@ -272,6 +297,7 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "swing": _swing(frames["10s"], m1) if "10s" in frames else None,
         "warnings": list(result.warnings),
     }
+    out["crash_recovery"] = crash_recovery(m1, result)
     # The headline figures again, over the steady state only (None: not settled).
     out["steady"] = steady_figures(m1, mb, out["settling"], t0)      # no 1 s series: no settling, None
     return out

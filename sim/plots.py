@@ -167,6 +167,23 @@ def pages_figure(df):
     return _finish(fig, ax, "pages")
 
 
+def recovery_figure(df):
+    """The restart's duration had the server crashed at each second (models.recovery), and the
+    pages it would read."""
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    ax.plot(df["time_s"], df["recovery_estimate_s"], color="tab:purple", lw=0.9, label="crash recovery (s)")
+    ax.set_ylabel("restart (s)")
+    ax2 = ax.twinx()
+    ax2.plot(df["time_s"], df["recovery_pages"], color="tab:gray", lw=0.8, label="pages to recover")
+    ax2.set_ylabel("pages")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
+    ax.set_xlabel("time (s)")
+    fig.tight_layout()
+    return fig
+
+
 def io_figure(df):
     """The device (share of its units' time busy; queue depth: I/Os submitted and not yet
     acknowledged), with a write cache the acknowledged writes not yet destaged in a panel of their

@@ -22,6 +22,26 @@ _MARGIN_TEXT = {"sync flush": "in sync flush", "redo space wait": "waiting for r
 SYSBENCH_MAX_QUEUE = 131072
 
 
+def recovery_text(r: dict | None) -> str:
+    """The summary's crash-recovery line (models.recovery): the worst second's restart."""
+    if not r:
+        return ""
+    apply_s = max(r["read_s"], r["apply_cpu_s"])
+    return (f"crash recovery: a crash at {r['at_s']:g} s would take the restart about {r['total_s']:,.1f} s "
+            f"(scan {r['redo_bytes'] / 2**20:,.0f} MiB of redo: {r['scan_s']:,.1f} s; apply to "
+            f"{r['pages']:,} pages: {apply_s:,.1f} s, their reads at {r['page_read_iops']:,.0f} pages/s "
+            f"{r['read_s']:,.1f} s, the records' CPU {r['apply_cpu_s']:,.1f} s; start {r['start_s']:g} s); "
+            f"rates: {r['rates']}"
+            + ("; this crash is larger than any measured, so the figure is extrapolated"
+               if r.get("beyond_measured") else ""))
+
+
+def recovery_sentence(r: dict | None) -> str:
+    """recovery_text as a sentence for the app's pages; empty without an estimate."""
+    text = recovery_text(r)
+    return text[0].upper() + text[1:] + "." if text else ""
+
+
 def summary_text(s: dict) -> str:
     lines = [
         f"scenario {s['scenario']}: {s['measured_s']:g} s measured, {s['buffer_pool_instances']} buffer pool "
@@ -62,6 +82,7 @@ def summary_text(s: dict) -> str:
             "queue is full')" if s["trx_queue_max"] >= SYSBENCH_MAX_QUEUE else "") if s.get("offered_tps") else ""),
         f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
         f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
+        recovery_text(s.get("crash_recovery")),
         settling_text(s.get("settling")),
         steady_text(s.get("steady"), s.get("settling")),
         swing_text(s.get("swing")),

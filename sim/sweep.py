@@ -40,6 +40,7 @@ METRICS = (
     "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
     "device_busy_pct_mean", "device_busy_pct_max_1s", "steady_state",
     "steady_from_s", "steady_tps_mean", "steady_pages_flushed_per_s", "steady_buffer_flush_sync_waits",
+    "crash_recovery_s", "crash_recovery_pages",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -66,6 +67,8 @@ METRIC_LABELS = {
     "steady_tps_mean": "commits/s over the steady state (empty: not settled)",
     "steady_pages_flushed_per_s": "pages flushed/s over the steady state (empty: not settled)",
     "steady_buffer_flush_sync_waits": "buffer_flush_sync_waits in the steady state (empty: not settled)",
+    "crash_recovery_s": "crash recovery at the worst second (s, models.recovery)",
+    "crash_recovery_pages": "pages that crash would recover",
 }
 
 
@@ -248,6 +251,9 @@ def metrics_row(s: dict) -> dict:
             ("steady_from_s", "from_s"), ("steady_tps_mean", "tps_mean"),
             ("steady_pages_flushed_per_s", "pages_flushed_per_s_total"),
             ("steady_buffer_flush_sync_waits", "buffer_flush_sync_waits"))},
+        # The restart's duration had the server crashed at its worst second (models.recovery).
+        "crash_recovery_s": (s.get("crash_recovery") or {}).get("total_s"),
+        "crash_recovery_pages": (s.get("crash_recovery") or {}).get("pages"),
     }
 
 

@@ -86,8 +86,10 @@ def test_what_if_runs_a_scenario_and_shows_figures_numbers_and_stalls():
     assert "commits/s (mean)" in labels and "max checkpoint age" in labels
     tps = float(at.metric[0].value.replace(",", ""))
     assert tps > 100
-    assert len(at.get("image")) == 7              # throughput, latency, checkpoint age, pages, flushing, waits, I/O
-    assert len(at.get("download_button")) == 14    # a PNG and a CSV for each
+    # throughput, latency, checkpoint age, pages, flushing, waits, crash recovery, I/O
+    assert len(at.get("image")) == 8
+    assert len(at.get("download_button")) == 16    # a PNG and a CSV for each
+    assert any(c.value.startswith("Crash recovery: a crash at ") for c in at.caption)
     assert any("Stalls at 1 s" in m.value for m in at.markdown)
     # A stall table with its causes (128M of redo for this load stalls in sync flushing).
     assert at.dataframe and "sync flush" in set(at.dataframe[0].value["cause"])
@@ -112,7 +114,7 @@ def test_what_if_open_loop_shows_its_queue():
     at = _what_if_click({"duration": "5s", "rate": "3000"})
     assert not at.exception, at.exception
     assert "Open loop: 3,000 transactions/s offered" in " ".join(c.value for c in at.caption)
-    assert len(at.get("image")) == 8              # the seven figures and the queue
+    assert len(at.get("image")) == 9              # the eight figures and the queue
     assert any("Transactions waiting for a user" in m.value for m in at.markdown)
 
 
@@ -542,7 +544,7 @@ def test_what_if_runs_another_version_and_names_its_limits():
     assert any("MySQL 8.0.30+" in c.value and "free check capacity" in c.value for c in at.caption)
     # The 5.6 log settings are mapped, with the server's deprecation message.
     assert any("innodb_redo_log_capacity" in w.value for w in at.warning)
-    assert len(at.get("image")) == 7
+    assert len(at.get("image")) == 8
 
 
 def test_what_if_setting_a_version_lacks_shows_the_error():

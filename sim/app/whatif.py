@@ -11,7 +11,8 @@ from sim.app.widgets import (choose_scenario, figure_block, pasted_server_inputs
                              settings_form, stalls_1s_text)
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, queue_figure,
-                       sync_waits_figure, tps_figure)
+                       recovery_figure, sync_waits_figure, tps_figure)
+from sim.run_output import recovery_sentence
 from sim.settling import settling_sentence, steady_sentence
 from sim.swing import swing_sentence
 
@@ -92,6 +93,11 @@ def show_run(out: dict, resolution: str, key: str) -> None:
                       "buffer_LRU_single_flush_pages"]], f"{key}-flushing")
     figure_block("buffer_flush_sync_waits per second (1 s)", sync_waits_figure(sec),
                  sec[["time_s", "buffer_flush_sync_waits"]], f"{key}-sync-waits")
+    rec = recovery_sentence(s.get("crash_recovery"))
+    if rec:
+        figure_block("Crash recovery, had the server crashed at that second (1 s)", recovery_figure(sec),
+                     sec[["time_s", "log_lsn_checkpoint_age", "recovery_pages", "recovery_estimate_s"]],
+                     f"{key}-recovery", caption=rec)
     figure_block(f"Device busy and queue depth, filesystem lock wait ({resolution})", io_figure(df),
                  df[["time_s", "fs_lock_wait_s", "device_queue_depth", "device_write_backlog", "device_busy_pct"]],
                  f"{key}-io")
