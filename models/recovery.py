@@ -10,7 +10,7 @@ MariaDB 10.5+ alike; shared/research/innodb-flushing.md section 8):
 * Each page with a record in that range is read (recv_read_in_area in 5.6, recv_sys_t::apply in
   MariaDB), whether it was dirty or already written when the server stopped: only the page's
   FIL_PAGE_LSN tells which records it holds. Those are the pages whose newest modification lies
-  past the checkpoint (`pages_to_recover`).
+  at or past the checkpoint (`pages_to_recover`).
 
 How long: `recovery_s` adds a start with no recovery, the scan at a rate per byte of redo, and the
 apply phase. The apply phase reads the pages at the data device's random-read rate of one page
@@ -75,9 +75,11 @@ MEASURED_MAX_PAGES = 122_449
 
 
 def pages_to_recover(newest_lsn: np.ndarray, checkpoint_lsn: int) -> int:
-    """Pages with a redo record past the checkpoint: those recovery reads (newest_modification >
-    checkpoint LSN; a page never modified has 0)."""
-    return int(np.count_nonzero(newest_lsn > checkpoint_lsn))
+    """Pages with a redo record from the checkpoint on: those recovery reads (newest_modification
+    >= checkpoint LSN, the scan starting at the checkpoint; a page never modified has 0). A page
+    whose last mini-transaction ended exactly at the checkpoint is counted too: one more read at
+    most per page of that mini-transaction."""
+    return int(np.count_nonzero((newest_lsn >= checkpoint_lsn) & (newest_lsn > 0)))
 
 
 def recovery_s(redo_bytes: int, pages: int, page_read_iops: float, rates: RecoveryRates) -> RecoveryEstimate:

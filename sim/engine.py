@@ -309,8 +309,9 @@ class Server:
         self.violations += self._state_violations(f"t={self.env.now:.3f}")
 
     def _state_violations(self, when: str) -> list[str]:
-        """Checkpoint <= oldest dirty page <= lsn, the checkpoint age within the redo capacity, and
-        the pool's counters against its page state, as messages prefixed with `when`."""
+        """Checkpoint <= oldest dirty page <= lsn, the checkpoint age within the redo capacity, every
+        dirty page among those crash recovery would read, and the pool's counters against its page
+        state, as messages prefixed with `when`."""
         log, pool = self.log, self.pool
         out = []
         oldest = pool.oldest_modification_all() or log.lsn
@@ -319,6 +320,11 @@ class Server:
         if log.lsn - log.last_checkpoint_lsn > self.limits.capacity_bytes:
             out.append(f"{when}: checkpoint age {log.lsn - log.last_checkpoint_lsn} "
                        f"exceeds the redo capacity {self.limits.capacity_bytes}")
+        # Crash recovery would read every dirty page: each has a record from the checkpoint on.
+        dirty_unread = np.count_nonzero((pool.oldest_lsn != 0) & (pool.newest_lsn < log.last_checkpoint_lsn))
+        if dirty_unread:
+            out.append(f"{when}: {dirty_unread} dirty page(s) with no record from the checkpoint "
+                       f"{log.last_checkpoint_lsn}: crash recovery would not read them")
         try:
             pool.check_invariants()
         except AssertionError as err:

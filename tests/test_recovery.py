@@ -18,8 +18,8 @@ RATES = RecoveryRates(start_s=0.5, scan_bytes_per_s=100e6, apply_s_per_page=0.0,
 def test_pages_to_recover_counts_pages_modified_past_the_checkpoint():
     newest = np.array([0, 10, 20, 30, 30, 5], dtype=np.int64)
     assert pages_to_recover(newest, 0) == 5           # every page ever modified
-    assert pages_to_recover(newest, 20) == 2          # a record ending at the checkpoint is before it
-    assert pages_to_recover(newest, 30) == 0
+    assert pages_to_recover(newest, 20) == 3          # the scan starts at the checkpoint LSN
+    assert pages_to_recover(newest, 31) == 0
 
 
 def test_recovery_time_adds_start_scan_and_the_longer_of_reads_and_apply():
@@ -54,7 +54,7 @@ def test_engine_series_counts_every_dirty_page_and_the_summary_names_the_worst_s
     srv = Server(scn)
     res = srv.run()
     sec = frame(res, 1.0)
-    # Every dirty page has a record past the checkpoint; pages written since still count.
+    # Every dirty page has a record from the checkpoint on; pages written since still count.
     assert (sec["recovery_pages"] >= sec["Innodb_buffer_pool_pages_dirty"]).all()
     assert sec["recovery_pages"].max() > 0
     # At the end of the run the figure is the full count over the pool's page state.
