@@ -419,7 +419,10 @@ def test_learn_walks_render_their_simulations():
     at.selectbox(key="learn-walk").set_value("Buffer pool instances and sync flushing").run()
     assert not at.exception, at.exception
     assert len(at.get("image")) == 4
-    assert {m.label for m in at.metric} >= {"buffer_flush_sync_waits", "max checkpoint age"}
+    assert {m.label for m in at.metric} >= {"buffer_flush_sync_waits", "max checkpoint age",
+                                            "crash recovery, worst second"}
+    recovery = next(m.value for m in at.metric if m.label == "crash recovery, worst second")
+    assert recovery.endswith(" s") and float(recovery[:-2].replace(",", "")) > 0
     at.selectbox(key="learn-walk").set_value("Micro-stalls hidden by averaging").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value

@@ -175,7 +175,12 @@ A larger log moves the sync point further away: adaptive flushing has room to ke
 below it. With 8 GB of redo the seed saw **no QPS drops with either instance count**, higher
 throughput, and flushing down from ~1500 to ~1000 pages/s ({SEED_BP}).
 
-Here 2 x 1G keeps this minute clear of the sync point. Run it for 120 s to see whether it stays so.""",
+Here 2 x 1G keeps this minute clear of the sync point. Run it for 120 s to see whether it stays so.
+
+The price is paid after a crash. The restart scans the redo from the last checkpoint and reads
+every page changed since then, so a larger log lets more of both pile up. Compare the
+**crash recovery** figure with the first step's. It is the restart the worst second of the run
+would have needed, at recovery rates measured on MariaDB 10.11 (README, "Crash recovery").""",
          {"innodb_buffer_pool_instances": 8, "innodb_log_file_size": "1G", "innodb_io_capacity_max": 2000,
           "duration": "60s"}),
     Step("Too little I/O capacity", f"""
@@ -231,7 +236,9 @@ def _bp_walk(step: int, k: str) -> None:
     _metric_row([("commits/s (mean)", f"{s['tps_mean']:,.0f}"),
                  ("stalls at 1 s", stalls_1s_text(s)),
                  ("buffer_flush_sync_waits", f"{s['buffer_flush_sync_waits']:,}"),
-                 ("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%")])
+                 ("max checkpoint age", f"{s['checkpoint_age_max_pct']:.1f}%"),
+                 ("crash recovery, worst second",
+                  f"{s['crash_recovery']['total_s']:,.0f} s" if s.get("crash_recovery") else "-")])
     st_df = stalls(sec, out["threshold_pct"], s.get("version", "mysql-5.6"))
     figure_block("Commits per second (1 s), stalls shaded by cause", tps_figure(sec, "1 s", st_df),
                  sec[["time_s", "tps"]], f"learn-bp-{step}-tps")
