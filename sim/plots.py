@@ -171,17 +171,25 @@ def recovery_figure(df):
     """The restart's duration had the server crashed at each second (models.recovery), and the
     pages it would read."""
     fig, ax = plt.subplots(figsize=(10, 3.2))
-    ax.plot(df["time_s"], df["recovery_estimate_s"], color="tab:purple", lw=0.9, label="crash recovery (s)")
-    ax.set_ylabel("restart (s)")
-    ax2 = ax.twinx()
-    ax2.plot(df["time_s"], df["recovery_pages"], color="tab:gray", lw=0.8, label="pages to recover")
-    ax2.set_ylabel("pages")
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
+    _two_axes(ax, df, ("recovery_estimate_s", "tab:purple", "crash recovery (s)", "restart (s)"),
+              ("recovery_pages", "tab:gray", "pages to recover", "pages"))
     ax.set_xlabel("time (s)")
     fig.tight_layout()
     return fig
+
+
+def _two_axes(ax, df, left: tuple, right: tuple) -> None:
+    """Two series against time on their own y axes, one legend: each (column, colour, label, y label)."""
+    col, colour, label, ylabel = left
+    ax.plot(df["time_s"], df[col], color=colour, lw=0.9, label=label)
+    ax.set_ylabel(ylabel)
+    ax2 = ax.twinx()
+    col, colour, label, ylabel = right
+    ax2.plot(df["time_s"], df[col], color=colour, lw=0.9, label=label)
+    ax2.set_ylabel(ylabel)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
 
 
 def io_figure(df):
@@ -192,15 +200,9 @@ def io_figure(df):
     fig, axes = plt.subplots(3 if cached else 2, 1, figsize=(10, 6.4 if cached else 4.6), sharex=True)
     ax, ax3 = axes[0], axes[-1]
     dt = _interval_s(df)
-    ax.plot(df["time_s"], df["device_busy_pct"], color="tab:red", lw=0.9, label="device busy (%)")
-    ax.set_ylabel("device busy (%)")
+    _two_axes(ax, df, ("device_busy_pct", "tab:red", "device busy (%)", "device busy (%)"),
+              ("device_queue_depth", "tab:blue", "device queue depth", "queue depth"))
     ax.set_ylim(0, 105)
-    ax2 = ax.twinx()
-    ax2.plot(df["time_s"], df["device_queue_depth"], color="tab:blue", lw=0.9, label="device queue depth")
-    ax2.set_ylabel("queue depth")
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
     if cached:
         axc = axes[1]
