@@ -61,8 +61,8 @@ class RecoveryEstimate:
 
 
 # MariaDB 10.11.19 on this project's machine (2 vCPUs, AMD EPYC; ext4 on virtio, whose fio grid is
-# the live example's `live-vda-ext4` profile, 44,583 random 16 KiB reads/s): 12 crashes of
-# validation/live/crash_recovery.py (validation/live/example/crash_recovery/), fitted by
+# the live example's `live-vda-ext4` profile, 44,583 random 16 KiB reads/s): the 12 crashes of
+# validation/live/crash_recovery.py applied in one batch (validation/live/example/crash_recovery/), fitted by
 # validation/fit_recovery_rates.py (fit_rates); a crash held out is predicted within 16 % at the
 # median and 57 % at worst (README, "Crash recovery").
 MEASURED_RATES = RecoveryRates(start_s=0.317, scan_bytes_per_s=136.8 * 2**20, apply_s_per_page=42.3e-6,

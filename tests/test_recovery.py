@@ -100,3 +100,24 @@ def test_fit_rates_recovers_known_rates_and_needs_two_crashes():
         assert getattr(got, name) == pytest.approx(getattr(truth, name), rel=1e-6), name
     with pytest.raises(ValueError):
         fit_rates(crashes[:1], "one")
+
+
+def test_multi_batch_crashes_are_told_apart_from_their_logs():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "validation"))
+    from fit_recovery_rates import crashes_of
+
+    runs = root / "validation" / "live" / "example" / "crash_recovery"
+    big = runs / "special-big" / "crash_recovery.json"
+    assert crashes_of(big) == [] and len(crashes_of(big, "multi")) == 2 and len(crashes_of(big, "all")) == 2
+    sys.path.insert(0, str(root / "validation" / "live"))
+    spec = importlib.util.spec_from_file_location("crash_recovery", root / "validation" / "live" / "crash_recovery.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    parsed = mod.parse_recovery((runs / "special-big" / "restart-1.log").read_text())
+    assert parsed["multi_batch_at_lsn"] == 3149142100 and parsed["checkpoint_lsn"] == 2107726230
+    assert mod.parse_recovery((runs / "special-1" / "restart-0.log").read_text())["multi_batch_at_lsn"] is None

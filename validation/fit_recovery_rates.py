@@ -21,13 +21,24 @@ DEFAULT = sorted((ROOT / "validation" / "live" / "example" / "crash_recovery").g
 DEVICE = ROOT / "validation" / "live" / "example" / "device.json"
 
 
-def crashes_of(path: Path) -> list[MeasuredCrash]:
+def multi_batch(path: Path, n: int) -> bool:
+    """Whether crash n of the run in `path` recovered in several batches (its parsed records outgrew
+    their share of the buffer pool), as its restart's log says."""
+    log = path.parent / f"restart-{n}.log"
+    return log.exists() and "Multi-batch recovery needed" in log.read_text()
+
+
+def crashes_of(path: Path, batches: str = "single") -> list[MeasuredCrash]:
+    """The crashes of one crash_recovery.json: those applied in one batch ("single", what the rates
+    are fitted to), in several ("multi"), or all."""
     doc = json.loads(path.read_text())
     out = []
-    for c in doc["crashes"]:
+    for n, c in enumerate(doc["crashes"]):
         ph = c["phases_s"]
         if None in (c["redo_scanned_bytes"], c["to_recover_pages"], *ph.values()):
             continue                         # a restart whose log lacked a milestone
+        if batches != "all" and multi_batch(path, n) != (batches == "multi"):
+            continue
         out.append(MeasuredCrash(redo_bytes=c["redo_scanned_bytes"], pages=c["to_recover_pages"],
                                  scan_s=ph["scan_end"] - ph["scan_start"], apply_s=ph["apply_end"] - ph["apply_start"],
                                  restart_s=c["restart_s"]))
@@ -57,6 +68,13 @@ def main() -> None:
         errors.append(held / c.restart_s - 1.0)
         print(f"{c.redo_bytes / 2**20:9.0f} {c.pages:8,d} {c.restart_s:10.2f} {fit:7.2f} {held:11.2f} {errors[-1]:+7.0%}")
     print(f"held out: median |error| {np.median(np.abs(errors)):.0%}, largest {max(errors, key=abs):+.0%}")
+    multi = [c for f in args.files for c in crashes_of(f, "multi")]
+    if multi:
+        print("applied in several batches (not fitted: models.recovery has one batch):")
+        print(f"{'redo MiB':>9} {'pages':>8} {'restart s':>10} {'model s':>8} {'error':>7}")
+        for c in multi:
+            est = recovery_s(c.redo_bytes, c.pages, iops, rates).total_s
+            print(f"{c.redo_bytes / 2**20:9.0f} {c.pages:8,d} {c.restart_s:10.2f} {est:8.2f} {est / c.restart_s - 1:+7.0%}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import capture  # noqa: E402  (the private server and the tool lookup)
 
 CKPT_RE = re.compile(r"Starting crash recovery from checkpoint LSN=(\d+)")
 PAGES_RE = re.compile(r"To recover: (\d+) pages")
+MULTI_RE = re.compile(r"Multi-batch recovery needed at LSN (\d+)")
 END_RE = re.compile(r"(?:End of log at|log sequence number) LSN=(\d+)|LSN=(\d+)")
 
 
@@ -86,9 +87,12 @@ def parse_recovery(text: str) -> dict:
     ck = CKPT_RE.search(text)
     pages = [int(m) for m in PAGES_RE.findall(text)]
     lsns = [int(a or b) for a, b in END_RE.findall(text)]
+    multi = MULTI_RE.search(text)
     return {"checkpoint_lsn": int(ck.group(1)) if ck else None,
             "max_lsn_in_log": max(lsns) if lsns else None,
-            "to_recover_pages": max(pages) if pages else None}
+            "to_recover_pages": max(pages) if pages else None,
+            # The parsed records outgrew their share of the buffer pool: applied in batches.
+            "multi_batch_at_lsn": int(multi.group(1)) if multi else None}
 
 
 def main() -> int:
