@@ -16,10 +16,11 @@ How long: `recovery_s` adds a start with no recovery, the scan at a rate per byt
 apply phase. The apply phase reads the pages at the data device's random-read rate of one page
 (reads are asynchronous, many in flight) and applies the records on the CPU, which takes a time per
 page (the read's completion, the page's records looked up and applied) and a time per byte of
-redo; the longer of the two counts. The rates are `MEASURED`, from crashes of
-MariaDB 10.11 on this project's machine (validation/live/crash_recovery.py; the figures and the
-runs are in validation/live/example/crash_recovery.json and the README, "Crash recovery"). Other
-versions and machines parse and apply at rates not measured here: the estimate names its source.
+redo; the longer of the two counts. The rates are `MEASURED_RATES`, from crashes of MariaDB 10.11
+on this project's machine (validation/live/crash_recovery.py; the runs are in
+validation/live/example/crash_recovery/, the fit in the README, "Crash recovery"). Other versions
+and machines parse and apply at rates not measured here, and a recovery applied in several batches
+takes longer than this one-batch model says: the estimate names its source.
 """
 
 from __future__ import annotations
