@@ -38,7 +38,7 @@ import capture  # noqa: E402  (the private server and the tool lookup)
 CKPT_RE = re.compile(r"Starting crash recovery from checkpoint LSN=(\d+)")
 PAGES_RE = re.compile(r"To recover: (\d+) pages")
 MULTI_RE = re.compile(r"Multi-batch recovery needed at LSN (\d+)")
-END_RE = re.compile(r"(?:End of log at|log sequence number) LSN=(\d+)|LSN=(\d+)")
+END_RE = re.compile(r"End of log at LSN=(\d+)")
 
 
 def status(server: capture.Server, names: tuple[str, ...]) -> dict[str, int]:
@@ -83,10 +83,10 @@ def phases(lines: list[tuple[float, str]]) -> dict[str, float | None]:
 
 
 def parse_recovery(text: str) -> dict:
-    """The checkpoint LSN recovery started from, the last LSN the log names, and the page count."""
+    """The checkpoint LSN recovery started from, the end of the log it scanned to, and the page count."""
     ck = CKPT_RE.search(text)
     pages = [int(m) for m in PAGES_RE.findall(text)]
-    lsns = [int(a or b) for a, b in END_RE.findall(text)]
+    lsns = [int(m) for m in END_RE.findall(text)]
     multi = MULTI_RE.search(text)
     return {"checkpoint_lsn": int(ck.group(1)) if ck else None,
             "max_lsn_in_log": max(lsns) if lsns else None,
