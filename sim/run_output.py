@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sim.metrics import stalls
 from sim.report import format_rows, write_atomic
-from sim.settling import settling_text, steady_text
+from sim.settling import as_sentence, settling_text, steady_text
 from sim.swing import swing_text
 
 _MARGIN_TEXT = {"sync flush": "in sync flush", "redo space wait": "waiting for redo space (log_free_check)"}
@@ -38,8 +38,7 @@ def recovery_text(r: dict | None) -> str:
 
 def recovery_sentence(r: dict | None) -> str:
     """recovery_text as a sentence for the app's pages; empty without an estimate."""
-    text = recovery_text(r)
-    return text[0].upper() + text[1:] + "." if text else ""
+    return as_sentence(recovery_text(r))
 
 
 def summary_text(s: dict) -> str:

@@ -210,15 +210,16 @@ def steady_text(steady: dict | None, s: dict | None) -> str:
             f"(max {steady['buffer_flush_sync_waits_max_per_s']:,}/s)")
 
 
-def _sentence(line: str) -> str:
+def as_sentence(line: str) -> str:
+    """A summary line as a sentence for the app's pages (capitalised, with a full stop); empty stays empty."""
     return line[0].upper() + line[1:] + "." if line else ""
 
 
 def settling_sentence(s: dict | None) -> str:
     """settling_text as a sentence for the app's pages; empty when the run is too short to judge."""
-    return _sentence(settling_text(s))
+    return as_sentence(settling_text(s))
 
 
 def steady_sentence(steady: dict | None, s: dict | None) -> str:
     """steady_text as a sentence for the app's pages; empty where steady_text is."""
-    return _sentence(steady_text(steady, s))
+    return as_sentence(steady_text(steady, s))

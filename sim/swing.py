@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.settling import as_sentence
+
 MIN_CYCLES = 2            # a period is named only if the measured part holds at least this many
 MIN_ACF = 0.4             # autocorrelation at the period below this: no period (noise reaches ~2/sqrt(n))
 SWING_BELOW = 0.9         # lowest 10 s average under this share of the median: a swing worth a line
@@ -113,5 +115,4 @@ def swing_text(s: dict | None) -> str:
 
 def swing_sentence(s: dict | None) -> str:
     """swing_text as a sentence for the app's pages."""
-    line = swing_text(s)
-    return line[0].upper() + line[1:] + "." if line else ""
+    return as_sentence(swing_text(s))
