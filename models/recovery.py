@@ -45,16 +45,18 @@ class RecoveryRates:
 
 @dataclass(frozen=True)
 class RecoveryEstimate:
-    redo_bytes: int
-    pages: int
+    """One moment's restart, or, with arrays, one per moment (the per-second series)."""
+
+    redo_bytes: float | np.ndarray
+    pages: float | np.ndarray
     start_s: float
-    scan_s: float
-    read_s: float
-    apply_cpu_s: float
+    scan_s: float | np.ndarray
+    read_s: float | np.ndarray
+    apply_cpu_s: float | np.ndarray
 
     @property
-    def apply_s(self) -> float:
-        return max(self.read_s, self.apply_cpu_s)
+    def apply_s(self) -> float | np.ndarray:
+        return np.maximum(self.read_s, self.apply_cpu_s)
 
     @property
     def total_s(self) -> float:
@@ -83,25 +85,17 @@ def pages_to_recover(newest_lsn: np.ndarray, checkpoint_lsn: int) -> int:
     return int(np.count_nonzero(newest_lsn >= max(1, checkpoint_lsn)))     # one pass: 8 ms over 16M pages
 
 
-def recovery_s(redo_bytes: int, pages: int, page_read_iops: float, rates: RecoveryRates) -> RecoveryEstimate:
+def recovery_s(redo_bytes, pages, page_read_iops: float, rates: RecoveryRates) -> RecoveryEstimate:
     """The restart's duration had the server crashed with this much redo past its checkpoint and
-    this many pages to recover; `page_read_iops` is the data device's random-read capacity for one
-    page."""
+    this many pages to recover (numbers, or arrays of moments); `page_read_iops` is the data
+    device's random-read capacity for one page."""
     if page_read_iops <= 0:
         raise ValueError("page_read_iops must be positive")
-    redo = max(0, int(redo_bytes))
-    return RecoveryEstimate(redo_bytes=redo, pages=int(pages), start_s=rates.start_s,
-                            scan_s=redo / rates.scan_bytes_per_s, read_s=pages / page_read_iops,
-                            apply_cpu_s=pages * rates.apply_s_per_page + redo / rates.apply_bytes_per_s)
-
-
-def recovery_s_array(redo_bytes: np.ndarray, pages: np.ndarray, page_read_iops: float,
-                     rates: RecoveryRates) -> np.ndarray:
-    """`recovery_s(...).total_s` for arrays of moments (the per-second series)."""
     redo = np.maximum(np.asarray(redo_bytes, dtype=np.float64), 0.0)
     pages = np.asarray(pages, dtype=np.float64)
-    apply_s = np.maximum(pages / page_read_iops, pages * rates.apply_s_per_page + redo / rates.apply_bytes_per_s)
-    return rates.start_s + redo / rates.scan_bytes_per_s + apply_s
+    return RecoveryEstimate(redo_bytes=redo, pages=pages, start_s=rates.start_s,
+                            scan_s=redo / rates.scan_bytes_per_s, read_s=pages / page_read_iops,
+                            apply_cpu_s=pages * rates.apply_s_per_page + redo / rates.apply_bytes_per_s)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from models.recovery import (MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, MEASURED_RATES, recovery_s,
-                             recovery_s_array)
+from models.recovery import MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, MEASURED_RATES, recovery_s
 from models.redo import LIMIT_FIELDS
 from models.server import COUNTERS, FLUSH_KIND_COUNTER
 from models.versions import version as version_of
@@ -90,8 +89,8 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     cols["Innodb_buffer_pool_pages_free"] = g[:, gi["Innodb_buffer_pool_pages_free"]]
     cols["recovery_pages"] = g[:, gi["recovery_pages"]]       # taken once a second (models.recovery)
     # The restart's duration had the server crashed then (models.recovery; NaN without a read rate).
-    cols["recovery_estimate_s"] = (recovery_s_array(lsn - ckpt, cols["recovery_pages"], result.page_read_iops,
-                                                    MEASURED_RATES)
+    cols["recovery_estimate_s"] = (recovery_s(lsn - ckpt, cols["recovery_pages"], result.page_read_iops,
+                                              MEASURED_RATES).total_s
                                    if result.page_read_iops > 0 else np.full(n, np.nan))
     for name in RATE_COUNTERS:
         cols[name] = diff[:, COUNTERS.index(name)]
@@ -119,15 +118,16 @@ def crash_recovery(m1: pd.DataFrame, result: EngineResult) -> dict | None:
         return None
     redo = m1["log_lsn_checkpoint_age"].to_numpy()
     pages = m1["recovery_pages"].to_numpy()
-    rates = MEASURED_RATES
     k = int(np.argmax(m1["recovery_estimate_s"].to_numpy()))
-    est = recovery_s(int(redo[k]), int(pages[k]), result.page_read_iops, rates)
-    return {"at_s": float(m1["time_s"].iloc[k]), "redo_bytes": est.redo_bytes, "pages": est.pages,
-            "start_s": est.start_s, "scan_s": est.scan_s, "read_s": est.read_s, "apply_cpu_s": est.apply_cpu_s,
-            "total_s": est.total_s, "page_read_iops": result.page_read_iops, "rates": rates.source,
-            "pages_max": int(pages.max()), "redo_bytes_max": int(redo.max()),
-            # Past the largest crash the rates were measured on: the estimate is an extrapolation.
-            "beyond_measured": bool(est.redo_bytes > MEASURED_MAX_REDO_BYTES or est.pages > MEASURED_MAX_PAGES)}
+    est = recovery_s(redo[k], pages[k], result.page_read_iops, MEASURED_RATES)
+    out = {"at_s": float(m1["time_s"].iloc[k]), "redo_bytes": int(est.redo_bytes), "pages": int(est.pages),
+           "page_read_iops": result.page_read_iops, "rates": MEASURED_RATES.source,
+           "pages_max": int(pages.max()), "redo_bytes_max": int(redo.max()),
+           # Past the largest crash the rates were measured on: the estimate is an extrapolation.
+           "beyond_measured": bool(est.redo_bytes > MEASURED_MAX_REDO_BYTES or est.pages > MEASURED_MAX_PAGES)}
+    out.update({name: float(getattr(est, name)) for name in ("start_s", "scan_s", "read_s", "apply_cpu_s",
+                                                              "apply_s", "total_s")})
+    return out
 
 
 def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -> pd.DataFrame:

@@ -26,10 +26,9 @@ def recovery_text(r: dict | None) -> str:
     """The summary's crash-recovery line (models.recovery): the worst second's restart."""
     if not r:
         return ""
-    apply_s = max(r["read_s"], r["apply_cpu_s"])
     return (f"crash recovery: a crash at {r['at_s']:g} s would take the restart about {r['total_s']:,.1f} s "
             f"(scan {r['redo_bytes'] / 2**20:,.0f} MiB of redo: {r['scan_s']:,.1f} s; apply to "
-            f"{r['pages']:,} pages: {apply_s:,.1f} s, their reads at {r['page_read_iops']:,.0f} pages/s "
+            f"{r['pages']:,} pages: {r['apply_s']:,.1f} s, their reads at {r['page_read_iops']:,.0f} pages/s "
             f"{r['read_s']:,.1f} s, the records' CPU {r['apply_cpu_s']:,.1f} s; start {r['start_s']:g} s); "
             f"rates: {r['rates']}"
             + ("; this crash is larger than any measured, so the figure is extrapolated"

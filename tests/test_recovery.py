@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from models.recovery import MEASURED_RATES, RecoveryRates, pages_to_recover, recovery_s, recovery_s_array
+from models.recovery import MEASURED_RATES, RecoveryRates, pages_to_recover, recovery_s
 from sim.config import scenario_from_dict
 from sim.engine import Server
 from sim.metrics import frame, summary
@@ -41,7 +41,7 @@ def test_recovery_time_adds_start_scan_and_the_longer_of_reads_and_apply():
 def test_array_form_matches_and_more_work_never_takes_less(work, iops):
     redo = np.array([w[0] for w in work])
     pages = np.array([w[1] for w in work])
-    arr = recovery_s_array(redo, pages, iops, MEASURED_RATES)
+    arr = recovery_s(redo, pages, iops, MEASURED_RATES).total_s
     for k, (r, p) in enumerate(work):
         est = recovery_s(r, p, iops, MEASURED_RATES)
         assert arr[k] == pytest.approx(est.total_s)
@@ -65,8 +65,8 @@ def test_engine_series_counts_every_dirty_page_and_the_summary_names_the_worst_s
     worst = recovery_s(r["redo_bytes"], r["pages"], res.page_read_iops, MEASURED_RATES).total_s
     assert r["total_s"] == pytest.approx(worst)
     measured = sec[~sec["warmup"]]
-    assert worst >= recovery_s_array(measured["log_lsn_checkpoint_age"], measured["recovery_pages"],
-                                     res.page_read_iops, MEASURED_RATES).max() - 1e-9
+    assert worst >= recovery_s(measured["log_lsn_checkpoint_age"], measured["recovery_pages"],
+                               res.page_read_iops, MEASURED_RATES).total_s.max() - 1e-9
 
 
 def test_shipped_rates_are_the_fit_of_the_shipped_crashes():
