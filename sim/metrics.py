@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from models.recovery import MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, MEASURED_RATES, recovery_s
+from models.recovery import MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, MEASURED_RATES, batch_count, recovery_s
 from models.redo import LIMIT_FIELDS
 from models.server import COUNTERS, FLUSH_KIND_COUNTER
 from models.versions import version as version_of
@@ -92,6 +92,8 @@ def frame(result: EngineResult, interval_s: float | None = None) -> pd.DataFrame
     cols["recovery_estimate_s"] = (recovery_s(lsn - ckpt, cols["recovery_pages"], result.page_read_iops,
                                               MEASURED_RATES).total_s
                                    if result.page_read_iops > 0 else np.full(n, np.nan))
+    # How many batches that recovery would apply its redo in (its parsed records outgrowing the pool).
+    cols["recovery_batches"] = batch_count(lsn - ckpt, result.settings.buffer_pool_size_bytes, MEASURED_RATES)
     for name in RATE_COUNTERS:
         cols[name] = diff[:, COUNTERS.index(name)]
     cols["pages_flushed"] = sum(diff[:, COUNTERS.index(k)] for k in FLUSH_KIND_COUNTER.values())
@@ -121,6 +123,7 @@ def crash_recovery(m1: pd.DataFrame, result: EngineResult) -> dict | None:
     k = int(np.argmax(m1["recovery_estimate_s"].to_numpy()))
     est = recovery_s(redo[k], pages[k], result.page_read_iops, MEASURED_RATES)
     out = {"at_s": float(m1["time_s"].iloc[k]), "redo_bytes": int(est.redo_bytes), "pages": int(est.pages),
+           "batches": int(batch_count(redo[k], result.settings.buffer_pool_size_bytes, MEASURED_RATES)),
            "page_read_iops": result.page_read_iops, "rates": MEASURED_RATES.source,
            "pages_max": int(pages.max()), "redo_bytes_max": int(redo.max()),
            # Past the largest crash the rates were measured on: the estimate is an extrapolation.

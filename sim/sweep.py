@@ -40,7 +40,7 @@ METRICS = (
     "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
     "device_busy_pct_mean", "device_busy_pct_max_1s", "steady_state",
     "steady_from_s", "steady_tps_mean", "steady_pages_flushed_per_s", "steady_buffer_flush_sync_waits",
-    "crash_recovery_s", "crash_recovery_pages",
+    "crash_recovery_s", "crash_recovery_pages", "crash_recovery_batches",
 )
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
@@ -69,6 +69,7 @@ METRIC_LABELS = {
     "steady_buffer_flush_sync_waits": "buffer_flush_sync_waits in the steady state (empty: not settled)",
     "crash_recovery_s": "crash recovery at the worst second (s, models.recovery)",
     "crash_recovery_pages": "pages that crash would recover",
+    "crash_recovery_batches": "batches that crash's recovery would apply its redo in",
 }
 
 
@@ -254,6 +255,7 @@ def metrics_row(s: dict) -> dict:
         # The restart's duration had the server crashed at its worst second (models.recovery).
         "crash_recovery_s": (s.get("crash_recovery") or {}).get("total_s"),
         "crash_recovery_pages": (s.get("crash_recovery") or {}).get("pages"),
+        "crash_recovery_batches": (s.get("crash_recovery") or {}).get("batches"),
     }
 
 

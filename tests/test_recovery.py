@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from models.recovery import MEASURED_RATES, RecoveryRates, pages_to_recover, recovery_s
+from models.recovery import MEASURED_RATES, RecoveryRates, batch_count, pages_to_recover, recovery_s
 from sim.config import scenario_from_dict
 from sim.engine import Server
 from sim.metrics import frame, summary
@@ -67,6 +67,10 @@ def test_engine_series_counts_every_dirty_page_and_the_summary_names_the_worst_s
     measured = sec[~sec["warmup"]]
     assert worst >= recovery_s(measured["log_lsn_checkpoint_age"], measured["recovery_pages"],
                                res.page_read_iops, MEASURED_RATES).total_s.max() - 1e-9
+    # A 128 MiB pool holds some 60 MiB of parsed redo: past it, the series counts the batches.
+    pool = res.settings.buffer_pool_size_bytes
+    assert (sec["recovery_batches"] == batch_count(sec["log_lsn_checkpoint_age"], pool, MEASURED_RATES)).all()
+    assert r["batches"] == batch_count(r["redo_bytes"], pool, MEASURED_RATES)
 
 
 def test_shipped_rates_are_the_fit_of_the_shipped_crashes():
@@ -74,15 +78,35 @@ def test_shipped_rates_are_the_fit_of_the_shipped_crashes():
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "validation"))
     from fit_recovery_rates import DEFAULT, crashes_of
-    from models.recovery import MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, fit_rates
+    from models.recovery import MEASURED_MAX_PAGES, MEASURED_MAX_REDO_BYTES, MULTI_BATCH_ERROR_RANGE, fit_batches, fit_rates
 
     crashes = [c for f in DEFAULT for c in crashes_of(f)]
-    assert len(crashes) == 12
+    assert len(crashes) == 13
     fitted = fit_rates(crashes, "")
     for name in ("start_s", "scan_bytes_per_s", "apply_s_per_page", "apply_bytes_per_s"):
         assert getattr(fitted, name) == pytest.approx(getattr(MEASURED_RATES, name), rel=2e-3), name
-    assert max(c.redo_bytes for c in crashes) == MEASURED_MAX_REDO_BYTES
-    assert max(c.pages for c in crashes) == MEASURED_MAX_PAGES
+    every = [c for f in DEFAULT for c in crashes_of(f, "all")]
+    assert len(every) == 24
+    assert max(c.redo_bytes for c in every) == MEASURED_MAX_REDO_BYTES
+    assert max(c.pages for c in every) == MEASURED_MAX_PAGES
+    # The batch sizes are those read off the multi-batch restarts, and with them the model splits
+    # every measured restart into as many batches as its log shows.
+    first, later = fit_batches(every)
+    assert first == pytest.approx(MEASURED_RATES.first_batch_redo_per_pool_byte, rel=1e-3)
+    assert later == pytest.approx(MEASURED_RATES.batch_redo_per_pool_byte, rel=1e-3)
+    for c in every:
+        n = len(c.batch_pages) or 1
+        assert batch_count(c.redo_bytes, c.pool_bytes, MEASURED_RATES) == n
+    # And the stated range of the one-batch figure's errors on them is what it is.
+    import math
+    from fit_recovery_rates import DEVICE
+    from models.device import load_profile
+    iops = load_profile(str(DEVICE)).capacity_iops(1.0, 16384)
+    errs = [recovery_s(c.redo_bytes, max(c.batch_pages), iops, MEASURED_RATES).total_s / c.restart_s - 1
+            for c in every if c.batch_pages]
+    assert len(errs) == 11
+    assert (round(min(errs), 2), round(max(errs), 2)) == MULTI_BATCH_ERROR_RANGE
+    assert not any(math.isnan(e) for e in errs)
 
 
 def test_fit_rates_recovers_known_rates_and_needs_two_crashes():
@@ -114,10 +138,62 @@ def test_multi_batch_crashes_are_told_apart_from_their_logs():
     runs = root / "validation" / "live" / "example" / "crash_recovery"
     big = runs / "special-big" / "crash_recovery.json"
     assert crashes_of(big) == [] and len(crashes_of(big, "multi")) == 2 and len(crashes_of(big, "all")) == 2
+    mixed = runs / "special-1g" / "crash_recovery.json"                  # 305 MiB in one batch, then two
+    assert len(crashes_of(mixed)) == 1 and len(crashes_of(mixed, "multi")) == 2
     sys.path.insert(0, str(root / "validation" / "live"))
     spec = importlib.util.spec_from_file_location("crash_recovery", root / "validation" / "live" / "crash_recovery.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     parsed = mod.parse_recovery((runs / "special-big" / "restart-1.log").read_text())
-    assert parsed["multi_batch_at_lsn"] == 3149142100 and parsed["checkpoint_lsn"] == 2107726230
+    assert parsed["multi_batch_at_lsn"] == 3165913426 and parsed["checkpoint_lsn"] == 2106508628
     assert mod.parse_recovery((runs / "special-1" / "restart-0.log").read_text())["multi_batch_at_lsn"] is None
+
+
+def test_batch_count_follows_the_first_pass_and_the_rescans():
+    r = RecoveryRates(0.5, 100e6, 0.0, 200e6, "test", first_batch_redo_per_pool_byte=0.5, batch_redo_per_pool_byte=1.0)
+    assert batch_count(400e6, 1e9, r) == 1                       # the first pass stores it all
+    assert batch_count(500e6, 1e9, r) == 1
+    assert batch_count(1.2e9, 1e9, r) == 2
+    assert batch_count(1.5e9, 1e9, r) == 2 and batch_count(1.51e9, 1e9, r) == 3
+    assert list(batch_count(np.array([0.0, 5e8, 5.1e8, 2.7e9]), 1e9, r)) == [1, 1, 2, 4]
+    assert batch_count(1e12, 1e9, RATES) == 1                   # without batch figures: one batch
+    # A rescan holding no more than the first pass (inf after it: two batches however much is left).
+    two = RecoveryRates(0.5, 100e6, 0.0, 200e6, "test", first_batch_redo_per_pool_byte=0.5)
+    assert batch_count(9e9, 1e9, two) == 2
+
+
+@given(st.floats(0, 1e11), st.floats(1e6, 1e11))
+def test_more_redo_or_a_smaller_pool_never_needs_fewer_batches(redo, pool):
+    n = batch_count(redo, pool, MEASURED_RATES)
+    assert n >= 1
+    assert batch_count(redo * 1.5 + 1, pool, MEASURED_RATES) >= n
+    assert batch_count(redo, pool / 2, MEASURED_RATES) >= n
+
+
+def test_batches_are_read_off_the_restart_log():
+    import sys
+    from pathlib import Path
+
+    from models.recovery import MeasuredCrash, fit_batches
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "validation"))
+    from fit_recovery_rates import batches_of, crashes_of
+
+    runs = root / "validation" / "live" / "example" / "crash_recovery"
+    b = batches_of((runs / "special-1g-4g" / "restart-0.log").read_text())
+    assert b["checkpoint"] == 528015828 and b["oom"] == (3.595, 1006942528) and b["end"] == (5.428, 3257426765)
+    assert b["batches"] == [(1157650939, 13048), (3239947961, 18320)] and b["last_pages"] == 7896
+    assert batches_of((runs / "special-1" / "restart-0.log").read_text()) is None
+    (c,) = crashes_of(runs / "special-1g-4g" / "crash_recovery.json", "multi")
+    assert c.batch_redo_bytes == (1157650939 - 528015828, 3239947961 - 1157650939, 3257426765 - 3239947961)
+    assert c.batch_pages == (13048, 18320, 7896) and c.pool_bytes == 1 << 30
+    assert c.first_pass_redo_bytes == 1006942528 - 528015828
+    # Known sizes come back; a restart of two batches has no rescan batch to read.
+    crashes = [MeasuredCrash(redo, 1000, 1.0, 1.0, 5.0, batch_redo_bytes=split, batch_pages=(1,) * len(split),
+                             first_pass_redo_bytes=500, pool_bytes=1000, skip_s=0.1)
+               for redo, split in ((1200, (550, 650)), (2700, (550, 1000, 1000, 150)))]
+    assert fit_batches(crashes) == (pytest.approx(0.5), pytest.approx(1.0))
+    assert fit_batches(crashes[:1])[1] == float("inf")
+    with pytest.raises(ValueError):
+        fit_batches([MeasuredCrash(1, 1, 1.0, 1.0, 1.0)])
