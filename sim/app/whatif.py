@@ -96,7 +96,8 @@ def show_run(out: dict, resolution: str, key: str) -> None:
     rec = recovery_sentence(s.get("crash_recovery"))
     if rec:
         figure_block("Crash recovery, had the server crashed at that second (1 s)", recovery_figure(sec),
-                     sec[["time_s", "log_lsn_checkpoint_age", "recovery_pages", "recovery_estimate_s"]],
+                     sec[["time_s", "log_lsn_checkpoint_age", "recovery_pages", "recovery_batches",
+                          "recovery_estimate_s"]],
                      f"{key}-recovery", caption=rec)
     figure_block(f"Device busy and queue depth, filesystem lock wait ({resolution})", io_figure(df),
                  df[["time_s", "fs_lock_wait_s", "device_queue_depth", "device_write_backlog", "device_busy_pct"]],
