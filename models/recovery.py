@@ -109,9 +109,8 @@ def batch_count(redo_bytes, pool_bytes: float, rates: RecoveryRates):
     redo = np.maximum(np.asarray(redo_bytes, dtype=np.float64), 0.0)
     rest = redo - pool_bytes * rates.first_batch_redo_per_pool_byte
     later = pool_bytes * rates.batch_redo_per_pool_byte
-    with np.errstate(invalid="ignore", divide="ignore"):
-        extra = np.where(rest > 0, np.ceil(np.where(rest > 0, rest, 0.0) / later), 0.0)
-    out = 1 + np.where(rest > 0, np.maximum(extra, 1.0), 0.0).astype(np.int64)
+    more = np.where(rest > 0, np.maximum(np.ceil(np.maximum(rest, 0.0) / later), 1.0), 0.0)
+    out = 1 + more.astype(np.int64)
     return int(out) if out.ndim == 0 else out
 
 
