@@ -87,58 +87,68 @@ def crashes_of(path: Path, batches: str = "single") -> list[MeasuredCrash]:
     return out
 
 
+def clean_restart_s(files: list[Path]) -> float:
+    """The start recovery adds to: the median clean restart of the runs (each run times one)."""
+    return float(np.median([json.loads(f.read_text())["clean_restart_s"] for f in files]))
+
+
+def most_pages(c: MeasuredCrash) -> int:
+    """The pages a crash's one-batch estimate counts: the most any of its batches read."""
+    return max(c.batch_pages) if c.batch_pages else c.pages
+
+
 def main() -> None:
     from models.device import load_profile
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", type=Path, default=DEFAULT)
     args = ap.parse_args()
-    crashes = [c for f in args.files for c in crashes_of(f)]
+    crashes = [c for f in args.files for c in crashes_of(f, "all")]
     iops = load_profile(str(DEVICE)).capacity_iops(1.0, 16384)
-    rates = fit_rates(crashes, MEASURED_RATES.source)
-    print(f"{len(crashes)} crashes; fitted: start {rates.start_s:.3f} s, scan {rates.scan_bytes_per_s / 2**20:.1f} MiB/s, "
-          f"apply {rates.apply_s_per_page * 1e6:.1f} us a page + {rates.apply_bytes_per_s / 2**20:.0f} MiB/s of redo; "
-          f"shipped (models.recovery.MEASURED_RATES): start {MEASURED_RATES.start_s:.3f} s, scan "
-          f"{MEASURED_RATES.scan_bytes_per_s / 2**20:.1f} MiB/s, apply {MEASURED_RATES.apply_s_per_page * 1e6:.1f} us "
-          f"a page + {MEASURED_RATES.apply_bytes_per_s / 2**20:.0f} MiB/s; device reads {iops:,.0f} pages/s")
-    print(f"{'redo MiB':>9} {'pages':>8} {'restart s':>10} {'fit s':>7} {'held out s':>11} {'error':>7}")
-    errors = []
-    for k, c in enumerate(crashes):
-        fit = recovery_s(c.redo_bytes, c.pages, iops, rates).total_s
-        others = fit_rates(crashes[:k] + crashes[k + 1:], "")
-        held = recovery_s(c.redo_bytes, c.pages, iops, others).total_s
-        errors.append(held / c.restart_s - 1.0)
-        print(f"{c.redo_bytes / 2**20:9.0f} {c.pages:8,d} {c.restart_s:10.2f} {fit:7.2f} {held:11.2f} {errors[-1]:+7.0%}")
-    print(f"held out: median |error| {np.median(np.abs(errors)):.0%}, largest {max(errors, key=abs):+.0%}")
-    multi = [c for f in args.files for c in crashes_of(f, "multi")]
-    if not multi:
-        return
-    first, later = fit_batches(multi)
+    start = clean_restart_s(args.files)
+    rates = fit_rates(crashes, MEASURED_RATES.source, start, iops)
+    first, later = fit_batches(crashes)
     sized = replace(rates, first_batch_redo_per_pool_byte=first, batch_redo_per_pool_byte=later)
-    alt = Batched.fit(rates, multi, iops)
-    print(f"applied in several batches: {len(multi)} crashes. Read off their logs: the first pass stored {first:.3f} "
-          f"bytes of redo per byte of buffer pool before the pool was full, a rescan {later:.3f} (shipped: "
-          f"{MEASURED_RATES.first_batch_redo_per_pool_byte:.3f} and {MEASURED_RATES.batch_redo_per_pool_byte:.3f})")
-    print(f"{'pool MiB':>9} {'redo MiB':>9} {'batches':>7} {'pages per batch':>24} {'restart s':>10} "
-          f"{'model s':>8} {'error':>6} {'batched':>8} {'error':>6} {'held out':>9} {'error':>6}")
-    one_err, alt_err = [], []
-    for k, c in enumerate(multi):
-        one = recovery_s(c.redo_bytes, max(c.batch_pages), iops, rates).total_s
+    print(f"{len(crashes)} crashes; fitted: start {rates.start_s:.3f} s (the median clean restart), scan "
+          f"{rates.scan_bytes_per_s / 2**20:.1f} MiB/s, apply {rates.apply_s_per_page * 1e6:.1f} us a page + "
+          f"{rates.apply_bytes_per_s / 2**20:.0f} MiB/s of redo; shipped (models.recovery.MEASURED_RATES): start "
+          f"{MEASURED_RATES.start_s:.3f} s, scan {MEASURED_RATES.scan_bytes_per_s / 2**20:.1f} MiB/s, apply "
+          f"{MEASURED_RATES.apply_s_per_page * 1e6:.1f} us a page + {MEASURED_RATES.apply_bytes_per_s / 2**20:.0f} "
+          f"MiB/s; device reads {iops:,.0f} pages/s")
+    print(f"batch sizes read off the logs: the first pass stored {first:.3f} bytes of redo per byte of buffer pool "
+          f"before the pool was full, a rescan {later:.3f} (shipped: {MEASURED_RATES.first_batch_redo_per_pool_byte:.3f}"
+          f" and {MEASURED_RATES.batch_redo_per_pool_byte:.3f})")
+    print(f"{'pool MiB':>9} {'redo MiB':>9} {'batches':>7} {'pages':>8} {'restart s':>10} {'fit s':>7} {'error':>6} "
+          f"{'held out s':>11} {'error':>6} {'batched, held out s':>20} {'error':>6}")
+    fit_err, held_err, alt_err = [], [], []
+    for k, c in enumerate(crashes):
+        others = crashes[:k] + crashes[k + 1:]
+        fit = recovery_s(c.redo_bytes, most_pages(c), iops, rates).total_s
+        rates_k = fit_rates(others, "", start, iops)
+        held = recovery_s(c.redo_bytes, most_pages(c), iops, rates_k).total_s
+        fit_err.append(fit / c.restart_s - 1)
+        held_err.append(held / c.restart_s - 1)
+        alt = ""
+        if c.batch_pages:
+            multi_k = [o for o in others if o.batch_pages]
+            b = Batched.fit(rates_k, multi_k, iops).total_s(c, iops)
+            alt_err.append(b / c.restart_s - 1)
+            alt = f"{b:20.2f} {alt_err[-1]:+6.0%}"
         n = batch_count(c.redo_bytes, c.pool_bytes, sized)
-        fitted = alt.total_s(c, iops)
-        held = Batched.fit(rates, multi[:k] + multi[k + 1:], iops).total_s(c, iops) if len(multi) > 1 else fitted
-        one_err.append(one / c.restart_s - 1)
-        alt_err.append(held / c.restart_s - 1)
-        print(f"{c.pool_bytes / 2**20:9,.0f} {c.redo_bytes / 2**20:9,.0f} {len(c.batch_pages):3d} ({n})"
-              f" {'/'.join(f'{p:,}' for p in c.batch_pages):>24} {c.restart_s:10.2f} {one:8.2f} {one_err[-1]:+6.0%}"
-              f" {fitted:8.2f} {fitted / c.restart_s - 1:+6.0%} {held:9.2f} {alt_err[-1]:+6.0%}")
-    print(f"batches: as the log shows them (as models.recovery.batch_count gives them). model: the one-batch formula "
-          f"with the rates above, median |error| {np.median(np.abs(one_err)):.0%}, from {min(one_err):+.0%} to "
-          f"{max(one_err):+.0%}. batched (not adopted): the first pass stores at the scan rate and parses on at "
-          f"{alt.skip_bytes_per_s / 2**20:,.0f} MiB/s (read off the logs), each batch is applied as a one-batch "
-          f"apply, and the rescans with the write-back before them go at {alt.rescan_bytes_per_s / 2**20:,.0f} MiB/s "
-          f"(fitted to these restarts); held out (both figures from the other crashes): median |error| "
-          f"{np.median(np.abs(alt_err)):.0%}, from {min(alt_err):+.0%} to {max(alt_err):+.0%}")
+        print(f"{c.pool_bytes / 2**20:9,.0f} {c.redo_bytes / 2**20:9,.0f} {len(c.batch_pages) or 1:3d} ({n}) "
+              f"{most_pages(c):8,d} {c.restart_s:10.2f} {fit:7.2f} {fit_err[-1]:+6.0%} {held:11.2f} {held_err[-1]:+6.0%} {alt}")
+    multi = np.array([bool(c.batch_pages) for c in crashes])
+    held_a, fit_a = np.array(held_err), np.array(fit_err)
+    print(f"batches: as the log shows them (as models.recovery.batch_count gives them); pages: the most any batch read. "
+          f"Held out (rates fitted to the other {len(crashes) - 1}): median |error| {np.median(np.abs(held_a)):.0%}, "
+          f"from {held_a.min():+.0%} to {held_a.max():+.0%}; in one batch {np.median(np.abs(held_a[~multi])):.0%}, "
+          f"in several {np.median(np.abs(held_a[multi])):.0%}. Fitted, the restarts in several batches: from "
+          f"{fit_a[multi].min():+.0%} to {fit_a[multi].max():+.0%}")
+    if alt_err:
+        print(f"batched (not adopted; the first pass stores at the scan rate and parses on at a rate read off the logs, "
+              f"each batch is applied as one batch is, with its pages read anew, and the rescans, with the write-back "
+              f"before them, go at a rate fitted to the restarts), held out: median |error| "
+              f"{np.median(np.abs(alt_err)):.0%}, from {min(alt_err):+.0%} to {max(alt_err):+.0%}")
 
 
 @dataclass(frozen=True)
