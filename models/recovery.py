@@ -146,6 +146,11 @@ class MeasuredCrash:
     pool_bytes: int | None = None
     skip_s: float | None = None
 
+    @property
+    def most_pages(self) -> int:
+        """The pages the one formula counts for this restart: the most any of its batches read."""
+        return max(self.batch_pages) if self.batch_pages else self.pages
+
 
 def fit_rates(crashes: list[MeasuredCrash], source: str, start_s: float, page_read_iops: float) -> RecoveryRates:
     """Rates from measured crashes. The start is given (a clean restart's seconds, measured apart);
@@ -161,7 +166,7 @@ def fit_rates(crashes: list[MeasuredCrash], source: str, start_s: float, page_re
         raise ValueError("fit_rates needs two crashes, one of them applied in one batch")
     scan = sum(c.redo_bytes for c in single) / sum(c.scan_s for c in single)
     redo = np.array([c.redo_bytes for c in crashes], dtype=np.float64)
-    pages = np.array([max(c.batch_pages) if c.batch_pages else c.pages for c in crashes], dtype=np.float64)
+    pages = np.array([c.most_pages for c in crashes], dtype=np.float64)
     restart = np.array([c.restart_s for c in crashes])
     fixed = start_s + redo / scan
 

@@ -1,9 +1,10 @@
 """Fit models.recovery's rates to the crashes validation/live/crash_recovery.py measured, and say how
 well each crash is predicted by a fit to the others.
 
-Crashes applied in one batch set the rates. Those applied in several give the batch sizes (read off
-their logs) and are predicted with the one-batch formula; a batched formula, tried and not adopted,
-is printed beside it (README, "Crash recovery").
+Every crash sets the apply rates (fitted to the whole restarts), those applied in one batch the scan
+rate (from their scan phases), and those applied in several the batch sizes (read off their logs);
+the start is the runs' median clean restart. A batched formula, tried and not adopted, is printed
+beside the one formula (README, "Crash recovery").
 
 Usage: python validation/fit_recovery_rates.py [FILES...]
 (default: validation/live/example/crash_recovery/*/crash_recovery.json)
@@ -92,11 +93,6 @@ def clean_restart_s(files: list[Path]) -> float:
     return float(np.median([json.loads(f.read_text())["clean_restart_s"] for f in files]))
 
 
-def most_pages(c: MeasuredCrash) -> int:
-    """The pages a crash's one-batch estimate counts: the most any of its batches read."""
-    return max(c.batch_pages) if c.batch_pages else c.pages
-
-
 def main() -> None:
     from models.device import load_profile
 
@@ -123,9 +119,9 @@ def main() -> None:
     fit_err, held_err, alt_err = [], [], []
     for k, c in enumerate(crashes):
         others = crashes[:k] + crashes[k + 1:]
-        fit = recovery_s(c.redo_bytes, most_pages(c), iops, rates).total_s
+        fit = recovery_s(c.redo_bytes, c.most_pages, iops, rates).total_s
         rates_k = fit_rates(others, "", start, iops)
-        held = recovery_s(c.redo_bytes, most_pages(c), iops, rates_k).total_s
+        held = recovery_s(c.redo_bytes, c.most_pages, iops, rates_k).total_s
         fit_err.append(fit / c.restart_s - 1)
         held_err.append(held / c.restart_s - 1)
         alt = ""
@@ -136,7 +132,7 @@ def main() -> None:
             alt = f"{b:20.2f} {alt_err[-1]:+6.0%}"
         n = batch_count(c.redo_bytes, c.pool_bytes, sized)
         print(f"{c.pool_bytes / 2**20:9,.0f} {c.redo_bytes / 2**20:9,.0f} {len(c.batch_pages) or 1:3d} ({n}) "
-              f"{most_pages(c):8,d} {c.restart_s:10.2f} {fit:7.2f} {fit_err[-1]:+6.0%} {held:11.2f} {held_err[-1]:+6.0%} {alt}")
+              f"{c.most_pages:8,d} {c.restart_s:10.2f} {fit:7.2f} {fit_err[-1]:+6.0%} {held:11.2f} {held_err[-1]:+6.0%} {alt}")
     multi = np.array([bool(c.batch_pages) for c in crashes])
     held_a, fit_a = np.array(held_err), np.array(fit_err)
     print(f"batches: as the log shows them (as models.recovery.batch_count gives them); pages: the most any batch read. "
