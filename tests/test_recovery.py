@@ -206,3 +206,27 @@ def test_batches_are_read_off_the_restart_log():
     assert fit_batches(crashes[:1])[1] == float("inf")
     with pytest.raises(ValueError):
         fit_batches([MeasuredCrash(1, 1, 1.0, 1.0, 1.0)])
+
+
+def test_fit_script_refuses_a_damaged_run_with_one_line(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    good = json.loads((root / "validation" / "live" / "example" / "crash_recovery" / "special-1" /
+                       "crash_recovery.json").read_text())
+    cases = {"truncated.json": '{"crashes": [', "nostart.json": {**good, "clean_restart_s": None},
+             "nopool.json": {**good, "settings": {}},
+             "nophases.json": {**good, "crashes": [{k: v for k, v in good["crashes"][0].items() if k != "phases_s"}]}}
+    expect = {"truncated.json": "cannot be read as JSON", "nostart.json": "clean_restart_s",
+              "nopool.json": "settings.buffer_pool", "nophases.json": "crashes[0]: lacks phases_s"}
+    for name, doc in cases.items():
+        path = tmp_path / name
+        path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+        run = subprocess.run([sys.executable, str(root / "validation" / "fit_recovery_rates.py"), str(path)],
+                             capture_output=True, text=True, cwd=root)
+        assert run.returncode == 2, (name, run.stderr)
+        assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+        assert str(path) in run.stderr and expect[name] in run.stderr, run.stderr

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.errors import InputError
 from models.recovery import (MEASURED_RATES, MeasuredCrash, RecoveryRates, batch_count, fit_batches, fit_rates,
                              recovery_s)
 from sim.units import parse_size_bytes
@@ -61,10 +62,36 @@ def batches_of(log_text: str) -> dict | None:
     return seen
 
 
+CRASH_KEYS = ("redo_scanned_bytes", "to_recover_pages", "phases_s", "restart_s")
+
+
+def read_run(path: Path) -> dict:
+    """One crash_recovery.json, checked for what the fit reads; a damaged file raises InputError
+    naming the file and the field."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(str(path), "", f"cannot be read as JSON: {err}",
+                         "a crash_recovery.json of validation/live/crash_recovery.py") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("crashes"), list):
+        raise InputError(str(path), "crashes", "missing or not a list")
+    if not isinstance(doc.get("clean_restart_s"), (int, float)):
+        raise InputError(str(path), "clean_restart_s", "missing or not a number")
+    try:
+        parse_size_bytes((doc.get("settings") or {}).get("buffer_pool"))
+    except (InputError, TypeError, ValueError):
+        raise InputError(str(path), "settings.buffer_pool", "missing or not a size", 'e.g. "2G"') from None
+    for n, c in enumerate(doc["crashes"]):
+        missing = [k for k in CRASH_KEYS if not isinstance(c, dict) or k not in c]
+        if missing:
+            raise InputError(str(path), f"crashes[{n}]", f"lacks {', '.join(missing)}")
+    return doc
+
+
 def crashes_of(path: Path, batches: str = "single") -> list[MeasuredCrash]:
     """The crashes of one crash_recovery.json: those applied in one batch ("single", what the rates
     are fitted to), in several ("multi", with their batches from the restart's log), or all."""
-    doc = json.loads(path.read_text())
+    doc = read_run(path)
     pool = parse_size_bytes(doc["settings"]["buffer_pool"])
     out = []
     for n, c in enumerate(doc["crashes"]):
@@ -90,7 +117,7 @@ def crashes_of(path: Path, batches: str = "single") -> list[MeasuredCrash]:
 
 def clean_restart_s(files: list[Path]) -> float:
     """The start recovery adds to: the median clean restart of the runs (each run times one)."""
-    return float(np.median([json.loads(f.read_text())["clean_restart_s"] for f in files]))
+    return float(np.median([read_run(f)["clean_restart_s"] for f in files]))
 
 
 def main() -> None:
@@ -181,4 +208,10 @@ class Batched:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    try:
+        main()
+    except InputError as err:
+        print(f"fit_recovery_rates: {err}", file=sys.stderr)
+        sys.exit(2)
