@@ -156,6 +156,10 @@ def test_multi_batch_crashes_are_told_apart_from_their_logs():
     parsed = mod.parse_recovery((runs / "special-big" / "restart-1.log").read_text())
     assert parsed["multi_batch_at_lsn"] == 3165913426 and parsed["checkpoint_lsn"] == 2106508628
     assert mod.parse_recovery((runs / "special-1" / "restart-0.log").read_text())["multi_batch_at_lsn"] is None
+    # The load's redo per commit, from two status samples.
+    start = {"Innodb_lsn_current": 1000, "Com_commit": 10}
+    assert mod.redo_per_commit(start, {"Innodb_lsn_current": 51000, "Com_commit": 20}) == 5000.0
+    assert mod.redo_per_commit(start, {"Innodb_lsn_current": 9000, "Com_commit": 10}) is None
 
 
 def test_batch_count_follows_the_first_pass_and_the_rescans():

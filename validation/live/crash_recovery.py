@@ -11,8 +11,8 @@ a query. A clean restart is timed too, so the recovery's own share can be told a
 
     sudo python3 validation/live/crash_recovery.py OUT [--ages-mb 150,400,700] [--install]
 
-Writes OUT/crash_recovery.json (one entry per crash, plus the clean restart, the machine and the
-settings) and keeps each restart's server log, each line with the second it was read at, as
+Writes OUT/crash_recovery.json (one entry per crash, with the load's redo bytes per commit, plus
+the clean restart, the machine and the settings) and keeps each restart's server log, each line with the second it was read at, as
 OUT/restart-<n>.log. validation/fit_recovery_rates.py fits models/recovery.py's rates to such files
 (see the README, "Crash recovery"). The milestones are MariaDB 10.5+'s log lines; MySQL words them
 differently, so its restarts are timed but not split into scan and apply.
@@ -48,6 +48,14 @@ def status(server: capture.Server, names: tuple[str, ...]) -> dict[str, int]:
         k, _, v = line.partition("\t")
         vals[k] = int(v)
     return vals
+
+
+def redo_per_commit(start: dict[str, int], end: dict[str, int]) -> float | None:
+    """Redo bytes written per commit between two status samples (None without a commit)."""
+    commits = end.get("Com_commit", 0) - start.get("Com_commit", 0)
+    if commits <= 0:
+        return None
+    return (end["Innodb_lsn_current"] - start["Innodb_lsn_current"]) / commits
 
 
 def timed_start(server: capture.Server) -> tuple[float, list[tuple[float, str]]]:
@@ -137,8 +145,8 @@ def main() -> int:
         load = subprocess.Popen(sb + [f"--threads={args.threads}", "--time=3600", "run"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         t0 = time.monotonic()
-        names = ("Innodb_checkpoint_age", "Innodb_lsn_current", "Innodb_lsn_last_checkpoint")
-        st = status(server, names)
+        names = ("Innodb_checkpoint_age", "Innodb_lsn_current", "Innodb_lsn_last_checkpoint", "Com_commit")
+        st = first = status(server, names)
         # Until the age is reached, or it has not grown for 30 s (the server's flushing holds it
         # lower): the crash then comes at the age it holds, which the record says.
         top, top_t = 0, t0
@@ -159,7 +167,10 @@ def main() -> int:
         rec = parse_recovery(text)
         rec["phases_s"] = phases(lines)
         runs.append({"target_age_bytes": age_mb << 20, "load_s": time.monotonic() - t0 - restart_s,
-                     "status_before_crash": st, "restart_s": restart_s, **rec,
+                     "status_at_load_start": first, "status_before_crash": st,
+                     # The load's redo per transaction (sysbench commits each one): what a scenario's
+                     # workload.redo_bytes_per_txn would be for it.
+                     "redo_bytes_per_commit": redo_per_commit(first, st), "restart_s": restart_s, **rec,
                      "redo_scanned_bytes": (rec["max_lsn_in_log"] - rec["checkpoint_lsn"])
                      if rec["checkpoint_lsn"] and rec["max_lsn_in_log"] else None})
         server.sql("SELECT 1")
