@@ -123,7 +123,7 @@ def crash_recovery(m1: pd.DataFrame, result: EngineResult) -> dict | None:
     k = int(np.argmax(m1["recovery_estimate_s"].to_numpy()))
     est = recovery_s(redo[k], pages[k], result.page_read_iops, MEASURED_RATES)
     out = {"at_s": float(m1["time_s"].iloc[k]), "redo_bytes": int(est.redo_bytes), "pages": int(est.pages),
-           "batches": int(batch_count(redo[k], result.settings.buffer_pool_size_bytes, MEASURED_RATES)),
+           "batches": int(m1["recovery_batches"].iloc[k]),
            "page_read_iops": result.page_read_iops, "rates": MEASURED_RATES.source,
            "pages_max": int(pages.max()), "redo_bytes_max": int(redo.max()),
            # Past the largest crash the rates were measured on: the estimate is an extrapolation.

@@ -191,7 +191,9 @@ def test_batches_are_read_off_the_restart_log():
 
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root / "validation"))
-    from fit_recovery_rates import batches_of, crashes_of
+    sys.path.insert(0, str(root / "validation" / "live"))
+    from crash_recovery import batches_of
+    from fit_recovery_rates import crashes_of
 
     runs = root / "validation" / "live" / "example" / "crash_recovery"
     b = batches_of((runs / "special-1g-4g" / "restart-0.log").read_text())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,35 +31,8 @@ DEFAULT = sorted((ROOT / "validation" / "live" / "example" / "crash_recovery").g
 # The data device of those crashes: the live example's profile, fitted by fio on the same machine.
 DEVICE = ROOT / "validation" / "live" / "example" / "device.json"
 
-
-CKPT_RE = re.compile(r"Starting crash recovery from checkpoint LSN=(\d+)")
-OOM_RE = re.compile(r"Multi-batch recovery needed at LSN (\d+)")
-END_RE = re.compile(r"End of log at LSN=(\d+)")
-BATCH_RE = re.compile(r"To recover: LSN (\d+)/\d+; (\d+) pages")
-LAST_RE = re.compile(r"To recover: (\d+) pages")
-
-
-def batches_of(log_text: str) -> dict | None:
-    """A restart's batches from its log (each line starts with the second it was read at): the
-    checkpoint, the LSN where the first pass found the pool full and when, when the log's end was
-    reached and at which LSN, and each batch's last LSN and pages ("To recover: LSN a/b; N pages"
-    for every batch but the last, "To recover: N pages" for the last). None for one batch."""
-    seen: dict = {"batches": []}
-    for line in log_text.splitlines():
-        t_text, _, text = line.strip().partition(" ")
-        if m := CKPT_RE.search(text):
-            seen["checkpoint"] = int(m.group(1))
-        elif m := OOM_RE.search(text):
-            seen["oom"] = (float(t_text), int(m.group(1)))
-        elif m := END_RE.search(text):
-            seen["end"] = (float(t_text), int(m.group(1)))
-        elif m := BATCH_RE.search(text):
-            seen["batches"].append((int(m.group(1)), int(m.group(2))))
-        elif m := LAST_RE.search(text):
-            seen["last_pages"] = int(m.group(1))
-    if "oom" not in seen:
-        return None
-    return seen
+sys.path.insert(0, str(ROOT / "validation" / "live"))
+from crash_recovery import batches_of  # noqa: E402  (the restart-log parsing beside the script that writes the logs)
 
 
 CRASH_KEYS = ("redo_scanned_bytes", "to_recover_pages", "phases_s", "restart_s")
@@ -208,8 +181,6 @@ class Batched:
 
 
 if __name__ == "__main__":
-    import sys
-
     try:
         main()
     except InputError as err:

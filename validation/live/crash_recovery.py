@@ -39,6 +39,7 @@ CKPT_RE = re.compile(r"Starting crash recovery from checkpoint LSN=(\d+)")
 PAGES_RE = re.compile(r"To recover: (\d+) pages")
 MULTI_RE = re.compile(r"Multi-batch recovery needed at LSN (\d+)")
 END_RE = re.compile(r"End of log at LSN=(\d+)")
+BATCH_RE = re.compile(r"To recover: LSN (\d+)/\d+; (\d+) pages")      # every batch but the last
 
 
 def status(server: capture.Server, names: tuple[str, ...]) -> dict[str, int]:
@@ -101,6 +102,28 @@ def parse_recovery(text: str) -> dict:
             "to_recover_pages": max(pages) if pages else None,
             # The parsed records outgrew their share of the buffer pool: applied in batches.
             "multi_batch_at_lsn": int(multi.group(1)) if multi else None}
+
+
+def batches_of(log_text: str) -> dict | None:
+    """A restart's batches from its log as written here (each line starts with the second it was
+    read at): the checkpoint, the LSN where the first pass found the pool full and when, when the
+    log's end was reached and at which LSN, and each batch's last LSN and pages ("To recover: LSN
+    a/b; N pages" for every batch but the last, "To recover: N pages" for the last). None for one
+    batch."""
+    seen: dict = {"batches": []}
+    for line in log_text.splitlines():
+        t_text, _, text = line.strip().partition(" ")
+        if m := CKPT_RE.search(text):
+            seen["checkpoint"] = int(m.group(1))
+        elif m := MULTI_RE.search(text):
+            seen["oom"] = (float(t_text), int(m.group(1)))
+        elif m := END_RE.search(text):
+            seen["end"] = (float(t_text), int(m.group(1)))
+        elif m := BATCH_RE.search(text):
+            seen["batches"].append((int(m.group(1)), int(m.group(2))))
+        elif m := PAGES_RE.search(text):
+            seen["last_pages"] = int(m.group(1))
+    return seen if "oom" in seen else None
 
 
 def main() -> int:
