@@ -14,7 +14,8 @@ from validation import versions
 
 METRICS = ("mod_age_plateau_pct", "ckpt_age_plateau_pct", "ckpt_age_max_pct", "users_wait_mod_age_pct",
            "users_wait_ckpt_age_pct", "drop_seconds", "mod_age_max_over_sync", "tps_mean", "user_wait_thread_s",
-           "max_checkpoint_age_bytes", "live_tps_mean", "live_ckpt_age_plateau_pct")
+           "max_checkpoint_age_bytes", "live_tps_mean", "live_ckpt_age_plateau_pct", "live_pages_flushed_mean",
+           "live_drop_seconds")
 
 
 def test_reference_rows_name_real_scenarios_versions_and_metrics():
@@ -37,6 +38,10 @@ def test_reference_rows_name_real_scenarios_versions_and_metrics():
                     assert scn.run.duration_s > r.measure_from_s, r.id
         if r.check != "report":
             assert r.published is not None, r.id
+        if r.metric.startswith("live_"):
+            assert r.published == "measured", r.id
+            assert (versions.LIVE_ROOT / r.live / "variables.tsv").is_file(), r.id
+            assert (r.b is None) == (r.b_live is None), r.id
     # Every version has threshold rows and a run whose limits are observed.
     from models.versions import VERSION_NAMES
     assert {r.version for r in rows if r.kind == "threshold"} == set(VERSION_NAMES)
@@ -55,6 +60,30 @@ def test_live_figures_are_read_from_the_capture():
     assert 1000 < tps < 2000
     plateau = versions.measured_live("live_ckpt_age_plateau_pct")
     assert 60 < plateau < 81
+
+
+def test_live_figures_of_each_capture_and_their_ratio():
+    assert versions.live_log_file_bytes() == 96 << 20
+    assert versions.measured_live("live_pages_flushed_mean") > 0
+    drops = versions.measured_live("live_drop_seconds")
+    assert 0 <= drops <= 160
+    ratio_row = versions.Row("r", "run", "w", "live_tps_mean", "figure", "measured", 0.1, 0.0, "",
+                             scenario="a", b="b", live="example", b_live="example")
+    run = {"sec": pd.DataFrame({"time_s": np.arange(1.0, 181.0), "tps": np.full(180, 1500.0)})}
+    res = versions.evaluate(ratio_row, {"a": run, "b": run})
+    assert res.published == pytest.approx(1.0) and res.simulated == pytest.approx(1.0) and res.ok
+
+
+def test_drop_seconds_counts_seconds_below_half_the_median():
+    tps = np.array([100.0, 100, 40, 100, 49, 51, 100, 0])
+    assert versions.drop_seconds(tps) == 3.0
+    assert versions.drop_seconds(np.array([])) == 0.0
+
+
+def test_report_rows_show_the_measured_figure():
+    rep = versions.Row("x", "run", "w", "live_drop_seconds", "report", "measured", 0.0, 0.0, "")
+    res = versions.check(rep, 4.0, 6.0)
+    assert res.published == 4.0 and res.ok is None
 
 
 def test_the_simulated_mariadb_limit_is_the_one_the_server_reported():

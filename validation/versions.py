@@ -3,9 +3,12 @@ age in a run, the seed's 8-vs-1-instance contrast on 5.6 against 5.7, and the li
 
 Reference rows: validation/reference/versions.toml. Threshold rows compute the version's limits
 (models.redo) for the row's redo size; run rows run scenarios/<name>.toml once each and compute
-the row's metric over the measured window. Live rows compare the MariaDB 10.11 scenario of the
-live-capture kit's setup with what that run measured (validation/live/example), read with
-sim.trace when the suite runs. Output shape: published | simulated | error | tolerance | ok.
+the row's metric over the measured window. Live rows compare a MariaDB 10.11 scenario of the
+live-capture kit's setup with what that run measured (the row's `live` capture under
+validation/live/, `example` unless named), read with sim.trace when the suite runs; a live ratio
+row (`b`, `b_live`) compares simulated a / b with measured a / b. Rows with a `fitted` key check a
+figure the scenario's workload was fitted to (`innosim calibrate trace` on that capture): they show
+the fit holds, not a prediction. Output shape: published | simulated | error | tolerance | ok.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 from models.redo import redo_limits
 from models.versions import version as version_of
 from sim.units import parse_size_bytes
-from validation.common import (RowResult, counts, reference_doc, run_scenario_file, run_scenarios, ScenarioSuiteResult,
+from validation.common import (RowResult, counts, fitted_passes, reference_doc, run_scenario_file, run_scenarios, ScenarioSuiteResult,
                                scenario_names, unsettled_notes)
 from validation.common import fmt_value as _fmt
 
@@ -26,8 +29,9 @@ SUITE = "versions"
 CHECKS = ("within_pp", "at_least_pp", "figure", "at_least", "at_most", "report")
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = ROOT / "scenarios"
-LIVE_DIR = ROOT / "validation" / "live" / "example"
+LIVE_ROOT = ROOT / "validation" / "live"
 LIVE_TPS_FROM_S, LIVE_AGE_FROM_S, LIVE_TO_S = 20.0, 60.0, 180.0
+LIVE_DROP_SHARE = 0.5          # live_drop_seconds: seconds below this share of the window's median
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,9 @@ class Row:
     b: str | None = None
     version: str | None = None
     size: dict | None = None
+    live: str = "example"        # the capture a live row's measured figure comes from (validation/live/<live>)
+    b_live: str | None = None    # with `b` on a live row: the capture of the ratio's denominator
+    fitted: str = ""             # what the scenario fitted to this figure; "" for a prediction
 
 
 def load_reference(text: str | None = None) -> list[Row]:
@@ -54,7 +61,8 @@ def load_reference(text: str | None = None) -> list[Row]:
         size = {k: r[k] for k in ("log_file_size", "log_files", "redo_log_capacity") if k in r} or None
         rows.append(Row(r["id"], r["kind"], r["where"], r["metric"], r["check"], r.get("published"),
                         float(r.get("tolerance", d["tolerance"])), float(r.get("measure_from_s", d["measure_from_s"])),
-                        r.get("reason", ""), r.get("scenario"), r.get("b"), r.get("version"), size))
+                        r.get("reason", ""), r.get("scenario"), r.get("b"), r.get("version"), size,
+                        r.get("live", "example"), r.get("b_live"), r.get("fitted", "")))
     return rows
 
 
@@ -130,34 +138,54 @@ def metric_value(metric: str, run: dict, from_s: float):
     if metric == "live_ckpt_age_plateau_pct":
         w = sec[(sec["time_s"] > LIVE_AGE_FROM_S) & (sec["time_s"] <= LIVE_TO_S)]
         return float(np.median(w["checkpoint_age_pct"]))
+    if metric == "live_pages_flushed_mean":
+        return float(_live_window(sec)["pages_flushed"].mean())
+    if metric == "live_drop_seconds":
+        return drop_seconds(_live_window(sec)["tps"].to_numpy())
     raise ValueError(f"unknown metric {metric!r}")
 
 
-def measured_live(metric: str) -> float | None:
-    """The live-capture run's own figure for a live row (None when the example is absent)."""
+def _live_window(f):
+    """The seconds a live row's throughput figures are read over: (20 s, 180 s]."""
+    return f[(f["time_s"] > LIVE_TPS_FROM_S) & (f["time_s"] <= LIVE_TO_S)]
+
+
+def drop_seconds(tps: np.ndarray, share: float = LIVE_DROP_SHARE) -> float:
+    """Seconds whose throughput is below `share` of the seconds' median."""
+    return float((tps < share * np.median(tps)).sum()) if len(tps) else 0.0
+
+
+def measured_live(metric: str, live: str = "example") -> float | None:
+    """A live-capture run's own figure for a live row (validation/live/<live>; None when that
+    capture is absent)."""
     from sim.trace import read_trace
 
-    samples, client = LIVE_DIR / "samples.csv.gz", LIVE_DIR / "sysbench.txt"
+    folder = LIVE_ROOT / live
+    samples, client = folder / "samples.csv.gz", folder / "sysbench.txt"
     if not samples.is_file() or not client.is_file():
         return None
-    if metric == "live_tps_mean":
-        f = read_trace(client).frame
-        w = f[(f["time_s"] > LIVE_TPS_FROM_S) & (f["time_s"] <= LIVE_TO_S)]
-        return float(w["tps"].mean())
+    if metric in ("live_tps_mean", "live_drop_seconds"):
+        w = _live_window(read_trace(client).frame)
+        return float(w["tps"].mean()) if metric == "live_tps_mean" else drop_seconds(w["tps"].to_numpy())
     f = read_trace(samples).frame
     if metric == "max_checkpoint_age_bytes":
         return float(np.median(f["checkpoint_max_age_bytes"]))
     if metric == "live_ckpt_age_plateau_pct":
         w = f[(f["time_s"] > LIVE_AGE_FROM_S) & (f["time_s"] <= LIVE_TO_S)]
-        file_bytes = _live_log_file_bytes()
-        return float(np.median(w["log_lsn_checkpoint_age"])) * 100.0 / file_bytes
+        return float(np.median(w["log_lsn_checkpoint_age"])) * 100.0 / live_log_file_bytes(live)
+    if metric == "live_pages_flushed_mean":
+        return float(_live_window(f)["pages_flushed"].mean())
     raise ValueError(f"unknown live metric {metric!r}")
 
 
-def _live_log_file_bytes() -> int:
-    from sim.config import load_scenario
-
-    return load_scenario(SCENARIO_DIR / "live-mariadb-10.11-sysbench.toml").server.innodb_log_file_size_bytes
+def live_log_file_bytes(live: str = "example") -> int:
+    """innodb_log_file_size as the captured server reported it (its variables.tsv)."""
+    path = LIVE_ROOT / live / "variables.tsv"
+    for line in path.read_text().splitlines():
+        name, _, value = line.partition("\t")
+        if name == "innodb_log_file_size":
+            return int(value)
+    raise ValueError(f"{path}: no innodb_log_file_size line")
 
 
 # -- checks -----------------------------------------------------------------------------------------
@@ -165,7 +193,7 @@ def _live_log_file_bytes() -> int:
 def check(row: Row, pub, sim) -> RowResult:
     tol = row.tolerance
     if row.check == "report":
-        return RowResult(row, "-", sim, None, None)
+        return RowResult(row, "-" if pub is None else pub, sim, None, None)
     if sim is None:
         # The event never happened in the run (e.g. no user thread ever waited).
         ok = row.check == "at_least_pp"
@@ -194,7 +222,12 @@ def evaluate(row: Row, runs: dict[str, dict]) -> RowResult:
     if row.b is not None and sim is not None:
         other = metric_value(row.metric, runs[row.b], row.measure_from_s)
         sim = sim / other if other else float("inf")
-    pub = measured_live(row.metric) if row.published == "measured" else row.published
+    pub = row.published
+    if pub == "measured":
+        pub = measured_live(row.metric, row.live)
+        if row.b is not None and pub is not None:
+            other = measured_live(row.metric, row.b_live or row.live)
+            pub = None if other is None else (pub / other if other else float("inf"))
     return check(row, pub, sim)
 
 
@@ -230,6 +263,8 @@ def format_table(res: SuiteResult) -> str:
     lines = []
     for r in res.rows:
         ok = "n/a" if r.ok is None else ("ok" if r.ok else "FAIL")
+        if r.row.fitted and r.ok is not None:
+            ok += " (fitted)"
         if r.rel_error is None:
             err = "-"
         elif r.row.check.endswith("_pp"):
@@ -250,6 +285,8 @@ def format_table(res: SuiteResult) -> str:
     n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())
     wall = sum(v["wall_s"] for v in res.runs.values())
-    text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} shown without a check "
+    n_fit = fitted_passes(res.rows)
+    fit_note = f" ({n_fit} of them fitted figures, not predictions)" if n_fit else ""
+    text.append(f"suite {SUITE}: {n_ok} passed{fit_note}, {n_fail} failed, {n_nm} shown without a check "
                 f"({len(res.runs)} scenario runs, {sim_s:,.0f} simulated s in {wall:,.0f} s of simulation)")
     return "\n".join(text)
