@@ -410,12 +410,6 @@ class UserThreads:
         waited = [0.0] * n
         cpu_extra = [0.0] * n
         mod_pos = mod_rank = None
-        modify = getattr(self.sampler, "modify", None)
-        if modify is not None and int(nm_a.sum()):
-            # Modifications drawn from their own page weights (access = "sysbench").
-            mod_pos, mod_rank = modified_layout(nr_a, nm_a)
-            pages = pages.copy()
-            pages[mod_pos] = modify.draw(len(mod_pos))
         pinned: list[int] = []
         miss_pos = np.flatnonzero(pool.where[pages] == 0)
         if len(miss_pos):
@@ -425,8 +419,7 @@ class UserThreads:
                 # until they are dirtied below: in the server the mini-transaction that reads a page
                 # modifies it under the same fix, so no other read of the batch can evict it between
                 # (a page only read was used when it was read).
-                if mod_pos is None:
-                    mod_pos, mod_rank = modified_layout(nr_a, nm_a)
+                mod_pos, mod_rank = modified_layout(nr_a, nm_a)
                 mod_pages = np.unique(pages[mod_pos])
                 if n > 1 and len(mod_pages) > pool.frames_per_instance // 4:
                     self._start_batch(pend[: n // 2])           # too many to fix at once: halves

@@ -25,7 +25,7 @@ from models.log_checkpointer import LogSys80
 from models.log_sys import LogState, LogSys56, LogSys57
 from models.log_sys_mariadb import LogSysMariaDB
 from models.oltp import PageSampler, TxnProfile, WeightedPageSampler
-from models.page_population import sysbench_page_weights, tpcc_page_weights
+from models.page_population import tpcc_page_weights
 from models.page_cleaner import PageCleaner56
 from models.page_cleaner_coordinator import PageCleanerCoordinator
 from models.page_cleaner_mariadb import PageCleanerMariaDB
@@ -218,9 +218,6 @@ class Server:
         self.profile = txn_profile_from(scn)
         if wl.access == "tpcc":
             self.sampler = WeightedPageSampler(tpcc_page_weights(wl.warehouses, self.n_pages, ps), rng_pages)
-        elif wl.access == "sysbench":
-            read_w, modify_w = sysbench_page_weights(wl.tables, wl.table_size, self.n_pages, ps)
-            self.sampler = WeightedPageSampler(read_w, rng_pages, modify_weights=modify_w)
         else:
             self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct,
                                        rng_pages)
