@@ -175,10 +175,24 @@ def _latency(d: dict, kind: str, src: str, path: str) -> LatencyStats | None:
         return None
     if not isinstance(obj, dict) or "mean" not in obj:
         raise InputError(src, f"{path}.{kind}", "has no mean")
-    pct = {round(q, 6): v * scale for q, v in _number_map(obj, "percentile", src, f"{path}.{kind}") if q > 0 and v}
-    bins = {at * scale: int(n) for at, n in _number_map(obj, "bins", src, f"{path}.{kind}") if n > 0}
-    sd = _num(obj["stddev"], src, f"{path}.{kind}.stddev") * scale if "stddev" in obj else math.nan
-    return LatencyStats(_num(obj["mean"], src, f"{path}.{kind}.mean") * scale, pct, bins, sd)
+    pct = {round(q, 6): _latency_s(v * scale, src, f"{path}.{kind}.percentile.{q}")
+           for q, v in _number_map(obj, "percentile", src, f"{path}.{kind}") if q > 0 and v}
+    bins = {_latency_s(at * scale, src, f"{path}.{kind}.bins.{at:g}"): int(n)
+            for at, n in _number_map(obj, "bins", src, f"{path}.{kind}") if n > 0}
+    sd = (_latency_s(_num(obj["stddev"], src, f"{path}.{kind}.stddev") * scale, src, f"{path}.{kind}.stddev")
+          if "stddev" in obj else math.nan)
+    return LatencyStats(_latency_s(_num(obj["mean"], src, f"{path}.{kind}.mean") * scale, src, f"{path}.{kind}.mean"),
+                        pct, bins, sd)
+
+
+MAX_LATENCY_S = 2.0 ** 64 * 1e-9     # fio keeps latencies as 64-bit nanosecond counts
+
+
+def _latency_s(value_s: float, src: str, path: str) -> float:
+    """A latency in seconds that fio could have written (at most 2^64 ns, about 585 years)."""
+    if value_s > MAX_LATENCY_S:
+        raise InputError(src, path, f"{value_s:.3g} s is out of range", "a latency fio can write (at most 2^64 ns)")
+    return value_s
 
 
 def _pool_latency(parts: list[tuple[int, LatencyStats]]) -> LatencyStats:

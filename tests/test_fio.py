@@ -216,6 +216,10 @@ def _with(job: dict, path: tuple, value) -> dict:
     ({"jobs": [fio3_job(clone_opts={"rw": "randrw", "rwmixread": "250"})]}, "jobs[job].job options.rwmixread",
      "0 to 100"),
     ({"jobs": [fio3_job(rw="randwrite", clone_opts={"rw": "randread"})]}, "jobs[job]", "did no reads"),
+    # Found by validation/fuzz_inputs.py on 2026-11-27 (the pooled spread of clones overflowed).
+    ({"jobs": [_with(fio3_job(), ("read", "clat_ns", "stddev"), 1e300)]}, "jobs[job].read.clat.stddev",
+     "2\\^64 ns"),
+    ({"jobs": [_with(fio3_job(), ("read", "clat_ns", "mean"), 1e30)]}, "jobs[job].read.clat.mean", "out of range"),
 ])
 def test_malformed_fields_get_one_error_naming_them(tmp_path, doc, where, match):
     p = write_json(tmp_path, {"fio version": "fio-3.33", **doc})
