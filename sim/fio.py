@@ -175,14 +175,17 @@ def _latency(d: dict, kind: str, src: str, path: str) -> LatencyStats | None:
         return None
     if not isinstance(obj, dict) or "mean" not in obj:
         raise InputError(src, f"{path}.{kind}", "has no mean")
-    pct = {round(q, 6): _latency_s(v * scale, src, f"{path}.{kind}.percentile.{q}")
-           for q, v in _number_map(obj, "percentile", src, f"{path}.{kind}") if q > 0 and v}
-    bins = {_latency_s(at * scale, src, f"{path}.{kind}.bins.{at:g}"): int(n)
-            for at, n in _number_map(obj, "bins", src, f"{path}.{kind}") if n > 0}
-    sd = (_latency_s(_num(obj["stddev"], src, f"{path}.{kind}.stddev") * scale, src, f"{path}.{kind}.stddev")
-          if "stddev" in obj else math.nan)
-    return LatencyStats(_latency_s(_num(obj["mean"], src, f"{path}.{kind}.mean") * scale, src, f"{path}.{kind}.mean"),
-                        pct, bins, sd)
+    where = f"{path}.{kind}"
+
+    def seconds(value: float, field: str) -> float:
+        return _latency_s(_num(value, src, f"{where}.{field}") * scale, src, f"{where}.{field}")
+
+    pct = {round(q, 6): seconds(v, f"percentile.{q}") for q, v in _number_map(obj, "percentile", src, where)
+           if q > 0 and v}
+    bins = {_latency_s(at * scale, src, f"{where}.bins.{at:g}"): int(n)      # the keys: any number, as before
+            for at, n in _number_map(obj, "bins", src, where) if n > 0}
+    sd = seconds(obj["stddev"], "stddev") if "stddev" in obj else math.nan
+    return LatencyStats(seconds(obj["mean"], "mean"), pct, bins, sd)
 
 
 MAX_LATENCY_S = 2.0 ** 64 * 1e-9     # fio keeps latencies as 64-bit nanosecond counts
