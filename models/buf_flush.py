@@ -10,7 +10,13 @@
   (PAGE_CLEANER_LRU_BATCH_CHUNK_SIZE) while the free list is below innodb_lru_scan_depth, waiting
   for each batch to end, until a batch writes nothing (spec 4.5.4).
 * Neighbour flushing (innodb_flush_neighbors, spec 4.5.5): written along with their victim; the
-  victim is always written, neighbours stop at the batch quota.
+  victim is always written, neighbours stop at the batch quota. MySQL's LRU flushes take only
+  neighbours in the old sublist, and the pages an LRU flush wrote go to the free list when their
+  write completes.
+* MariaDB 10.5+ (`mariadb=True`; 10.11.18 buf/buf0flu.cc): buf_flush_check_neighbor takes any
+  resident dirty page; buf_flush_LRU_list_batch flushes a victim's neighbours only while the free
+  list holds at least half of innodb_lru_scan_depth; buf_page_write_complete frees no page (the
+  next LRU batch finds the written pages clean at the tail).
 """
 
 from __future__ import annotations
@@ -75,8 +81,10 @@ class FlushBatches:
 class Flusher:
     """The flushing routines, shared by the page cleaner and the user threads."""
 
-    def __init__(self, env, pool, dblwr, batches: FlushBatches, counters, settings, log) -> None:
+    def __init__(self, env, pool, dblwr, batches: FlushBatches, counters, settings, log,
+                 mariadb: bool = False) -> None:
         self.env = env
+        self.mariadb = mariadb
         self.pool = pool
         self.dblwr = dblwr
         self.batches = batches
@@ -99,20 +107,23 @@ class Flusher:
             self.os_cache.write(page)               # a buffered pwrite leaves the page cached
         yield from self.dblwr.add(page, t, kind)
 
-    def write_group(self, i: int, t: int, victims: list[int], kind: str, quota: int, lru: bool):
+    def write_group(self, i: int, t: int, victims: list[int], kind: str, quota: int, lru: bool,
+                    with_neighbours: list[bool] | None = None):
         """Write victims with their neighbours; returns pages written (SimPy generator).
 
         Victims past the quota that were not reached are released (their io_fix cleared).
+        `with_neighbours[k]` False: victim k is written alone.
         """
         pool, count, mode = self.pool, 0, self.s.flush_neighbors
+        old_only = lru and not self.mariadb
         for k, page in enumerate(victims):
             if count >= quota:
                 pool.unfix(victims[k:])
                 break
             yield from self._write(i, t, page, kind)
             count += 1
-            if mode:
-                nbrs = pool.neighbours(page, mode, lru)
+            if mode and (with_neighbours is None or with_neighbours[k]):
+                nbrs = pool.neighbours(page, mode, old_only)
                 take = nbrs[: max(0, quota - count)]
                 pool.unfix(nbrs[len(take):])
                 for p in take:
@@ -156,11 +167,16 @@ class Flusher:
             return 0
         pool = self.pool
         scan = pool.inst[i].lru_len if max_scan is None else max_scan
-        _, dirty = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True,
-                                      want_dirty=max_pages, free_target=self.s.lru_scan_depth)
+        free_seen: list[int] | None = [] if self.mariadb else None
+        _, dirty = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=max_pages,
+                                      free_target=self.s.lru_scan_depth, free_seen=free_seen)
         count = 0
         if dirty:
-            count = yield from self.write_group(i, LRU, dirty, "lru", max_pages, lru=True)
+            nbr = None
+            if free_seen is not None:
+                # MariaDB: neighbours only once the free list holds half of the free target.
+                nbr = [2 * f >= self.s.lru_scan_depth for f in free_seen]
+            count = yield from self.write_group(i, LRU, dirty, "lru", max_pages, lru=True, with_neighbours=nbr)
         self.batches.end(i, LRU)
         yield from self.dblwr.flush_buffered(i, LRU)
         return count
@@ -202,9 +218,9 @@ class Flusher:
         return total
 
     def on_write_complete(self, page: int, t: int, kind: str) -> None:
-        """buf_flush_write_complete: clean the page; LRU-written pages go to the free list."""
+        """buf_flush_write_complete: clean the page; LRU-written pages go to the free list (MySQL)."""
         pool = self.pool
         pool.write_complete(page, self.log.lsn)
-        if t == LRU:
+        if t == LRU and not self.mariadb:
             pool.evict_if_clean(page)
         self.batches.write_done(int(pool.inst_of[page]), t)

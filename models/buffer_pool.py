@@ -397,14 +397,16 @@ class BufferPool:
 
     def lru_tail_scan(self, i: int, max_scan: int, evict_clean: bool, want_dirty: int,
                       free_target: int | None = None,
-                      min_len: int = BUF_LRU_MIN_LEN) -> tuple[int, list[int]]:
+                      min_len: int = BUF_LRU_MIN_LEN,
+                      free_seen: list[int] | None = None) -> tuple[int, list[int]]:
         """Walk instance i's LRU from the tail (old sublist, then young).
 
         Clean, unfixed pages are evicted to the free list (when `evict_clean`) until the free list
         reaches `free_target`; up to `want_dirty` dirty unfixed pages are returned for writing
         (and stay in the LRU). LRU batches stop at BUF_LRU_MIN_LEN pages; a user thread looking
         for a free block (buf_LRU_scan_and_free_block) passes min_len=0.
-        Returns (pages evicted, dirty pages chosen).
+        Returns (pages evicted, dirty pages chosen); `free_seen`, when given, gets the free list's
+        length at the moment each dirty page was chosen (MariaDB's neighbour rule, models.buf_flush).
         buf_flush_LRU_list_batch / buf_LRU_scan_and_free_block (5.6).
 
         The walk is vectorised: chunks of the ring are classified at once (live, io-fixed, clean)
@@ -458,6 +460,8 @@ class BufferPool:
                                 gone = True
                         elif want_dirty > 0:
                             dirty.append(page)
+                            if free_seen is not None:
+                                free_seen.append(c.free)
                             fix[page] = 1
                             self.fix_newest[page] = self.newest_lsn[page]
                 if ring.lo == k and gone:
@@ -494,6 +498,8 @@ class BufferPool:
                         gone[p] = True
                     else:
                         dirty.append(page)
+                        if free_seen is not None:
+                            free_seen.append(c.free)
                         fix[page] = 1
                         self.fix_newest[page] = self.newest_lsn[page]
                     if done():
@@ -673,11 +679,12 @@ class BufferPool:
             out.append(page)
         return out
 
-    def neighbours(self, page: int, mode: int, lru: bool) -> list[int]:
-        """buf_flush_try_neighbors (5.6): dirty, unfixed, resident pages of the same 64-page area.
+    def neighbours(self, page: int, mode: int, old_only: bool) -> list[int]:
+        """buf_flush_try_neighbors: dirty, unfixed, resident pages of the same 64-page area.
 
-        mode 1: the contiguous run around `page`; mode 2: every such page of the area. In LRU
-        flushes only pages of the old sublist qualify. The victim itself is not returned.
+        mode 1: the contiguous run around `page`; mode 2: every such page of the area. `old_only`:
+        only pages of the old sublist qualify (MySQL's LRU flushes, 5.6 to 8.4; MariaDB 10.5+ takes
+        any, buf_flush_check_neighbor). The victim itself is not returned.
         """
         if mode == 0:
             return []
@@ -694,7 +701,7 @@ class BufferPool:
 
             def ok(p: int) -> bool:
                 w = where.item(p)
-                return oldest.item(p) != 0 and fix.item(p) == 0 and (w == OLD if lru else w != ABSENT)
+                return oldest.item(p) != 0 and fix.item(p) == 0 and (w == OLD if old_only else w != ABSENT)
 
             a = page
             while a - 1 >= lo and ok(a - 1):
@@ -705,7 +712,7 @@ class BufferPool:
             cand = [p for p in range(a, b + 1) if p != page]
         else:
             ok = (self.oldest_lsn[lo:hi] != 0) & (self.io_fix[lo:hi] == 0) & (self.where[lo:hi] != ABSENT)
-            if lru:
+            if old_only:
                 ok &= self.where[lo:hi] == OLD
             cand = [lo + int(x) for x in np.flatnonzero(ok) if lo + int(x) != page]
         for p in cand:

@@ -238,9 +238,11 @@ class DoublewriteMariaDB(Doublewrite56):
     flush_buffered_writes_completed). Two in-memory slots of two doublewrite blocks each (128
     pages at 16K: block_size() is FSP_EXTENT_SIZE): pages go to the active slot; a full slot (or
     the end of a flush batch) is swapped out and written asynchronously to the doublewrite area
-    (one write per block), ibdata1 is fsynced, then the pages are posted.
-    Only one slot is being written at a time. Data files are fsynced at checkpoints, not per batch.
-    The flushing thread does not wait for the batch, only for a second swap while one is written.
+    (one write per block), ibdata1 is fsynced, then the pages are posted. When the last of them
+    completes, buf_dblwr_t::write_completed fsyncs the data files written since their last fsync
+    (fil_flush_file_spaces; none with O_DIRECT_NO_FSYNC) and only then frees the slot (10.11.18).
+    Only one slot is being written at a time. The flushing thread does not wait for the batch,
+    only for a second swap while one is written.
     """
 
     def add(self, page: int, flush_type: int, kind: str):
@@ -263,10 +265,3 @@ class DoublewriteMariaDB(Doublewrite56):
         self.batch_done = self.env.event()
         pages, self.buf = self.buf, []
         detached.start(self.env, self._write_batch(pages))  # the flushing thread does not wait
-
-    def _batch_end(self):
-        """flush_buffered_writes_completed: the slot is free again (no data-file fsync here)."""
-        self.batch_running = False
-        self.batch_done.succeed()
-        return
-        yield

@@ -152,10 +152,13 @@ class PageSampler(_BlockSampler):
 
 
 class WeightedPageSampler(_BlockSampler):
-    """Draws page ids with given probabilities (models.page_population.tpcc_page_weights): inverse
-    transform on the cumulative weights. Reads and modifications share them."""
+    """Draws page ids with given probabilities (models.page_population.tpcc_page_weights,
+    sysbench_page_weights): inverse transform on the cumulative weights. Reads and modifications
+    share them, unless `modify_weights` gives the modifications their own (then `modify` draws
+    them, and the user threads put its pages where their transactions modify)."""
 
-    def __init__(self, weights: np.ndarray, rng: np.random.Generator, block: int = 65536) -> None:
+    def __init__(self, weights: np.ndarray, rng: np.random.Generator, block: int = 65536,
+                 modify_weights: np.ndarray | None = None) -> None:
         w = np.asarray(weights, dtype=float)
         if len(w) == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError("page weights must be finite, not negative, and not all zero")
@@ -164,14 +167,21 @@ class WeightedPageSampler(_BlockSampler):
         self.weights = w / w.sum()
         self._cdf = np.cumsum(self.weights)
         self._last = int(np.flatnonzero(self.weights)[-1])    # the last page with a weight
+        self.modify: WeightedPageSampler | None = None
+        if modify_weights is not None:
+            if len(modify_weights) != len(w):
+                raise ValueError("read and modification weights must cover the same pages")
+            self.modify = WeightedPageSampler(modify_weights, rng, block)
 
     def _fill(self, n: int) -> np.ndarray:
         u = self.rng.random(n) * self._cdf[-1]
         return np.minimum(np.searchsorted(self._cdf, u, side="right"), self._last).astype(np.int64)
 
     def most_popular(self, k: int) -> np.ndarray:
-        """The k pages of highest weight, highest first (warm start); ties in page order."""
-        return np.argsort(-self.weights, kind="stable")[:min(k, self.n_pages)].astype(np.int64)
+        """The k pages of highest weight (reads and modifications together), highest first (warm
+        start); ties in page order."""
+        w = self.weights if self.modify is None else self.weights + self.modify.weights
+        return np.argsort(-w, kind="stable")[:min(k, self.n_pages)].astype(np.int64)
 
 
 def pages_per_txn_array(mean: float, u: np.ndarray) -> np.ndarray:

@@ -148,3 +148,91 @@ def tpcc_page_weights(warehouses: int, n_pages: int, page_bytes: int = PAGE_BYTE
     weights = np.zeros(n_pages)
     weights[: len(rates)] = rates / rates.sum()
     return weights
+
+
+# -- sysbench 1.0 oltp_read_write ------------------------------------------------------------------
+# The sbtest table (oltp_common.lua, create_table): id INTEGER primary key, k INTEGER with the
+# secondary index k_N, c CHAR(120), pad CHAR(60); 4 + 4 + 120 + 60 bytes a row. A secondary record
+# holds k and id and a 5-byte record header (no transaction id or roll pointer).
+SBTEST_ROW_BYTES = 188
+SBTEST_K_ENTRY_BYTES = 8 + 5 - RECORD_OVERHEAD_BYTES     # rows_per_page adds RECORD_OVERHEAD_BYTES back
+# sysbench 1.0.20's defaults for --rand-type=special (src/sb_rand.c): --rand-spec-pct=1,
+# --rand-spec-res=75, --rand-spec-iter=12.
+SPEC_PCT, SPEC_RES, SPEC_ITER = 1.0, 75.0, 12
+# Page modifications per oltp_read_write transaction (oltp_common.lua, defaults index_updates=1,
+# non_index_updates=1, delete_inserts=1), by index: the clustered index takes the index update's
+# row, the non-index update's row and the deleted and re-inserted row (one page: same id); k_N
+# takes the index update's delete-marked and inserted entries (k and k + 1: one page), the delete's
+# delete-marked entry and the insert's new entry.
+SYSBENCH_PK_MODS, SYSBENCH_K_MODS = 3, 3
+
+
+def irwin_hall_cdf(x: np.ndarray, n: int) -> np.ndarray:
+    """CDF of the sum of n uniforms on [0, 1) at x (0..n): sum_k (-1)^k C(n, k) (x - k)^n / n!."""
+    x = np.clip(np.asarray(x, dtype=float), 0.0, float(n))
+    upper = x > n / 2.0
+    y = np.where(upper, n - x, x)             # the lower half only: the alternating sum cancels less there
+    out = np.zeros_like(y)
+    for k in range(n // 2 + 1):
+        out += (-1) ** k * math.comb(n, k) * np.where(y > k, y - k, 0.0) ** n
+    out = np.clip(out / math.factorial(n), 0.0, 1.0)
+    return np.where(upper, 1.0 - out, out)
+
+
+def special_cdf(v: np.ndarray, n_values: int, spec_pct: float = SPEC_PCT, spec_res: float = SPEC_RES,
+                spec_iter: int = SPEC_ITER) -> np.ndarray:
+    """P(value - 1 < v) for sysbench's sb_rand_special(1, n_values) (src/sb_rand.c, 1.0.20), v the
+    offset from 1 (0..n_values). One uniform rnd decides: below (100 - spec_res) %, the value is the
+    mean of spec_iter further uniforms stretched over [1, n]; otherwise it is rnd * (d + 1) moved to
+    the centre of the range, d = spec_pct % of it. rnd is then at least (100 - spec_res) %, so the
+    special values fill only the upper spec_res % of that central band."""
+    v = np.asarray(v, dtype=float)
+    t = float(max(1, n_values - 1))
+    q = 1.0 - spec_res / 100.0
+    rest = irwin_hall_cdf(v * spec_iter / t, spec_iter)
+    d = t * spec_pct / 100.0
+    lo = t / 2.0 - t * spec_pct / 200.0 + q * (d + 1.0)     # the special values: uniform on [lo, lo + width)
+    width = (1.0 - q) * (d + 1.0)
+    special = np.clip((v - lo) / width, 0.0, 1.0)
+    return q * rest + (1.0 - q) * special
+
+
+def sysbench_layout(tables: int, table_size: int, page_bytes: int = PAGE_BYTES) -> tuple[int, int]:
+    """(clustered-index leaf pages, k-index leaf pages) of one sbtest table of table_size rows,
+    filled to 15/16 as the sequential load and the index build after it leave them."""
+    pk = math.ceil(table_size / rows_per_page(SBTEST_ROW_BYTES, page_bytes))
+    k = math.ceil(table_size / rows_per_page(SBTEST_K_ENTRY_BYTES, page_bytes))
+    return pk, k
+
+
+def sysbench_page_weights(tables: int, table_size: int, n_pages: int,
+                          page_bytes: int = PAGE_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """(read weights, modification weights) over n_pages data pages under sysbench oltp_read_write.
+
+    Layout: the data pages split evenly into one tablespace per table (file-per-table); each starts
+    with its clustered index's leaf pages in id order, then k_N's leaf pages; the rest (non-leaf
+    pages, free extents) get no weight. Every table equally likely (sysbench.rand.uniform over the
+    tables). Reads (point selects, ranges, and the rows the updates find) go to clustered pages
+    with the special distribution over ids. Modifications: SYSBENCH_PK_MODS of every
+    SYSBENCH_PK_MODS + SYSBENCH_K_MODS on clustered pages (special over ids), the others on k_N's
+    pages, uniformly: the k values of the rows (loaded with the special distribution, as are the
+    re-inserted ones) are drawn from the distribution of the entries themselves, so each leaf, which
+    holds the same number of entries, is equally likely. ValueError when the tables do not fit."""
+    pk, kp = sysbench_layout(tables, table_size, page_bytes)
+    per_space = n_pages // tables if tables else 0
+    if tables < 1 or table_size < 1 or pk + kp > per_space:
+        raise ValueError(f"sysbench's {tables} tables of {table_size:,} rows need {tables * (pk + kp):,} leaf pages "
+                         f"({pk + kp:,} a table); the data set has {n_pages:,} ({per_space:,} a table)")
+    rows = rows_per_page(SBTEST_ROW_BYTES, page_bytes)
+    edges = np.minimum(np.arange(pk + 1, dtype=float) * rows, table_size)
+    pk_share = np.maximum(np.diff(special_cdf(edges, table_size)), 0.0)
+    pk_share /= pk_share.sum()
+    read = np.zeros(n_pages)
+    modify = np.zeros(n_pages)
+    pk_mod = SYSBENCH_PK_MODS / (SYSBENCH_PK_MODS + SYSBENCH_K_MODS)
+    for t in range(tables):
+        base = t * per_space
+        read[base:base + pk] = pk_share / tables
+        modify[base:base + pk] = pk_mod * pk_share / tables
+        modify[base + pk:base + pk + kp] = (1.0 - pk_mod) / (kp * tables)
+    return read, modify

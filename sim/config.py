@@ -199,6 +199,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "users": Key("users", "int", 32, 1, 10000, doc="concurrent client sessions"),
         "warehouses": Key("warehouses", "int", None, 1, 100000,
                           doc="TPC-C warehouses (about 100 MB each); sets data_size"),
+        "tables": Key("tables", "int", None, 1, 100000,
+                      doc="with access = \"sysbench\": sbtest tables (sysbench --tables)"),
+        "table_size": Key("table_size", "int", None, 1, 2_000_000_000,
+                          doc="with access = \"sysbench\": rows per table (sysbench --table-size)"),
         "pages_read_per_txn": Key("pages_read_per_txn", "float", None, 0.0, 10000.0),
         "pages_modified_per_txn": Key("pages_modified_per_txn", "float", None, 0.0, 10000.0),
         "redo_bytes_per_txn": Key("redo_bytes_per_txn", "size", None, 0, 64 << 20),
@@ -211,10 +215,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "rate": Key("rate_tps", "float", 0.0, 0.0, 1e7,
                     doc="open loop: transactions offered per second (exponential gaps, as sysbench --rate), "
                         "queueing for the users; 0: each user starts its next one after think_time"),
-        "access": Key("access", "choice", "two-tier", choices=("two-tier", "tpcc"),
+        "access": Key("access", "choice", "two-tier", choices=("two-tier", "tpcc", "sysbench"),
                       doc="which pages transactions touch: two-tier (hot_access_pct of them uniformly on "
-                          "hot_data_pct of the pages, the rest uniformly) or tpcc (TPC-C's stock, customer, "
-                          "district and warehouse pages with NURand skew; needs warehouses)"),
+                          "hot_data_pct of the pages, the rest uniformly), tpcc (TPC-C's stock, customer, "
+                          "district and warehouse pages with NURand skew; needs warehouses) or sysbench "
+                          "(oltp_read_write's clustered and k index pages with --rand-type=special; needs "
+                          "tables and table_size)"),
         "hot_data_pct": Key("hot_data_pct", "float", None, 0.001, 100.0),
         "hot_access_pct": Key("hot_access_pct", "float", None, 0.0, 100.0),
         "warm_start": Key("warm_start", "bool", True,
@@ -398,6 +404,8 @@ class WorkloadConfig:
     hot_access_pct: float
     warm_start: bool
     access: str = "two-tier"
+    tables: int | None = None
+    table_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -592,6 +600,9 @@ def _origins(doc: dict, values: dict, origin: dict, src: str) -> tuple[tuple[str
                 where = f"profile {wl['profile']}"
             elif (section, key) == ("workload", "data_size") and wl.get("warehouses"):
                 where = "warehouses x 100 MB"
+            elif (section, key) == ("workload", "data_size") and wl.get("access") == "sysbench" \
+                    and "data_size" not in body:
+                where = "the sbtest tables' leaf pages"
             else:
                 where = "default"
             out.append((f"{section}.{key}", where))
@@ -782,10 +793,11 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
 
 
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
-OLTP_ONLY = ("profile", "users", "warehouses", "pages_read_per_txn", "pages_modified_per_txn",
+OLTP_ONLY = ("profile", "users", "warehouses", "tables", "table_size", "pages_read_per_txn", "pages_modified_per_txn",
              "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
              "hot_data_pct", "hot_access_pct", "warm_start", "access")
-TWO_TIER_KEYS = ("hot_data_pct", "hot_access_pct")      # the two-tier access model's; none with access = "tpcc"
+TWO_TIER_KEYS = ("hot_data_pct", "hot_access_pct")      # the two-tier access model's; none with tpcc or sysbench
+SYSBENCH_KEYS = ("tables", "table_size")                # the sysbench access model's
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
                  "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
 
@@ -824,9 +836,43 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                     raise InputError(origin.get(("workload", key), src), f"workload.{key}",
                                      "is a setting of access = \"two-tier\"",
                                      "leave it out with access = \"tpcc\" (NURand sets the skew)")
+        if wl["access"] == "sysbench":
+            for key in SYSBENCH_KEYS:
+                if wl[key] is None:
+                    raise InputError(origin.get(("workload", "access"), src), "workload.access",
+                                     f"\"sysbench\" without workload.{key}",
+                                     "tables = N and table_size = ROWS with access = \"sysbench\" "
+                                     "(sysbench --tables, --table-size)")
+            for key in TWO_TIER_KEYS:
+                if key in given:
+                    raise InputError(origin.get(("workload", key), src), f"workload.{key}",
+                                     "is a setting of access = \"two-tier\"",
+                                     "leave it out with access = \"sysbench\" (--rand-type=special sets the skew)")
+            if wl["warehouses"] is not None:
+                raise InputError(origin.get(("workload", "warehouses"), src), "workload.warehouses",
+                                 "is a setting of access = \"tpcc\" or \"two-tier\"",
+                                 "tables and table_size with access = \"sysbench\"")
+        else:
+            for key in SYSBENCH_KEYS:
+                if key in given:
+                    raise InputError(origin.get(("workload", key), src), f"workload.{key}",
+                                     "is a setting of access = \"sysbench\"",
+                                     f"leave it out with access = \"{wl['access']}\"")
         for attr in _PROFILE_KEYS:
             if wl[attr] is None:
                 wl[attr] = getattr(prof, attr)
+        if wl["access"] == "sysbench":
+            from models.page_population import sysbench_layout
+            page = values["server"].get("innodb_page_size_bytes", 16384)
+            pk, kp = sysbench_layout(wl["tables"], wl["table_size"], page)
+            need = wl["tables"] * (pk + kp) * page                   # the leaf pages alone
+            if wl["data_bytes"] is None:
+                wl["data_bytes"] = need
+            elif wl["data_bytes"] // page // wl["tables"] < pk + kp:
+                raise InputError(origin.get(("workload", "data_size"), src), "workload.data_size",
+                                 f"{wl['data_bytes']:,} bytes cannot hold {wl['tables']} sbtest tables of "
+                                 f"{wl['table_size']:,} rows ({pk + kp:,} leaf pages of {page} bytes a table)",
+                                 f"at least {need:,} bytes, or leave data_size out")
         if wl["data_bytes"] is None:
             if wl["warehouses"] is None:
                 raise InputError(src, "workload.data_size", "an oltp workload needs its data size",
@@ -976,8 +1022,13 @@ def applicable_keys(scn: Scenario, section: str) -> list[str]:
     skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
     keys = list(SCHEMA[section])
     if section == "workload":
-        tpcc = scn.workload.kind == "oltp" and scn.workload.access == "tpcc"
-        drop = ("data_size", *TWO_TIER_KEYS) if tpcc else ("warehouses",)
+        access = scn.workload.access if scn.workload.kind == "oltp" else ""
+        if access == "tpcc":
+            drop = ("data_size", *TWO_TIER_KEYS, *SYSBENCH_KEYS)
+        elif access == "sysbench":
+            drop = ("warehouses", *TWO_TIER_KEYS)
+        else:
+            drop = ("warehouses", *SYSBENCH_KEYS)
         keys = [k for k in keys if k not in skip and k not in drop]
     if section == "server":
         keys = version_keys(scn.server.version)

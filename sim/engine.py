@@ -25,7 +25,7 @@ from models.log_checkpointer import LogSys80
 from models.log_sys import LogState, LogSys56, LogSys57
 from models.log_sys_mariadb import LogSysMariaDB
 from models.oltp import PageSampler, TxnProfile, WeightedPageSampler
-from models.page_population import tpcc_page_weights
+from models.page_population import sysbench_page_weights, tpcc_page_weights
 from models.page_cleaner import PageCleaner56
 from models.page_cleaner_coordinator import PageCleanerCoordinator
 from models.page_cleaner_mariadb import PageCleanerMariaDB
@@ -218,6 +218,9 @@ class Server:
         self.profile = txn_profile_from(scn)
         if wl.access == "tpcc":
             self.sampler = WeightedPageSampler(tpcc_page_weights(wl.warehouses, self.n_pages, ps), rng_pages)
+        elif wl.access == "sysbench":
+            read_w, modify_w = sysbench_page_weights(wl.tables, wl.table_size, self.n_pages, ps)
+            self.sampler = WeightedPageSampler(read_w, rng_pages, modify_weights=modify_w)
         else:
             self.sampler = PageSampler(self.n_pages, self.profile.hot_data_pct, self.profile.hot_access_pct,
                                        rng_pages)
@@ -227,7 +230,8 @@ class Server:
                 self.fil.os_cache.preload(self.sampler.most_popular(self.fil.os_cache.capacity_pages).tolist())
         self.log = LogState()
         self.batches = FlushBatches(env, n_inst, writes_hold_batch=not v.is_mariadb)
-        self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log)
+        self.flusher = Flusher(env, self.pool, None, self.batches, self.counters, st, self.log,
+                               mariadb=v.is_mariadb)
         self.dblwr = self._doublewrite(v)
         self.flusher.dblwr = self.dblwr
         self.flusher.os_cache = self.fil.os_cache

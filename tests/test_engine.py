@@ -11,6 +11,7 @@ from models.log_sys import (LOG_BLOCK_DATA, LOG_BLOCK_HDR_SIZE, LOG_BLOCK_TRL_SI
                             lsn_bounds)
 from sim.cli import main
 from sim.config import scenario_from_dict
+from models.server import COUNTERS
 from sim.engine import Server
 from sim.metrics import frame, stalls, summary
 
@@ -593,3 +594,41 @@ def test_log_device_takes_the_redo_logs_writes_off_the_data_device():
     assert none is None and log_busy > 0 and data_busy_apart < data_busy
     again, _, _ = run("seed-12core-disks-2012")
     assert np.array_equal(again.commit_t, apart.commit_t)
+
+
+@settings(max_examples=4, deadline=None)
+@given(neighbors=st.sampled_from([0, 1, 2]), trx=st.sampled_from([0, 1]), seed=st.integers(0, 1000))
+def test_mariadb_with_sysbench_pages_and_neighbours_keeps_invariants(neighbors, trx, seed):
+    """MariaDB 10.11's neighbour rules (any resident dirty neighbour, LRU neighbours only with half the
+    free target, no page freed at write completion) on sysbench's clustered layout, on the seed's
+    rotational disks, with a pool smaller than the data: every invariant holds."""
+    doc = version_doc("mariadb-10.11", server__innodb_flush_neighbors=neighbors,
+                      server__innodb_flush_log_at_trx_commit=trx, run__seed=seed, run__duration="3s")
+    doc["workload"] = {"kind": "oltp", "profile": "sysbench", "access": "sysbench", "tables": 4,
+                       "table_size": 40_000, "users": 8}
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
+    assert srv.pool.n_pages > srv.pool.total_frames
+    if neighbors:
+        assert res.counters[-1][COUNTERS.index("buffer_flush_neighbor_total_pages")] > 0
+
+
+def test_each_commit_waits_for_a_log_write_after_its_commit_record(monkeypatch):
+    """trx_commit's own redo goes after everything logged before it, so with
+    innodb_flush_log_at_trx_commit = 1 a commit never finds its record written by a write made for
+    another: log writes follow the commit groups. Without the record (all of a transaction's redo
+    logged when its pages are touched) most commits would ride on earlier writes."""
+    import models.user_threads as ut
+
+    def writes_and_commits():
+        srv, res = run_checked(small_doc(run__duration="3s"), every=0.1)
+        assert_engine_invariants(srv, res)
+        c = res.counters[-1]
+        return c[COUNTERS.index("Innodb_log_writes")], c[COUNTERS.index("commits")]
+
+    assert ut.TRX_COMMIT_REDO_BYTES == 42
+    writes, commits = writes_and_commits()
+    assert commits > 0 and 0.5 * commits < writes <= commits + 3 * 4      # + the 1 s background flushes
+    monkeypatch.setattr(ut, "TRX_COMMIT_REDO_BYTES", 0)
+    writes_without, commits_without = writes_and_commits()
+    assert writes_without < 0.5 * writes and commits_without > 0

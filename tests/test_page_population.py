@@ -134,3 +134,87 @@ def test_resolved_scenario_of_a_tpcc_population_runs_again(tmp_path):
     p.write_text(text)
     again = scenario_from_dict(read_scenario_doc(p), str(p))
     assert again.workload == scn.workload
+
+
+# -- sysbench oltp_read_write (access = "sysbench") -------------------------------------------------
+
+def _sb_rand_special(rng, n_values, size, pct=1.0, res=75.0, iters=12):
+    """sysbench 1.0.20's sb_rand_special(1, n_values), restated: one uniform picks the branch; the
+    gaussian branch is the mean of `iters` uniforms stretched over the range, the other a uniform
+    over the central pct % band, entered at the same uniform's position."""
+    t = n_values - 1
+    rnd = rng.random(size)
+    gauss = rnd * t * (100.0 / (100.0 - res)) < t
+    mean = rng.random((size, iters)).mean(axis=1)
+    d = t * pct / 100.0
+    special = rnd * (d + 1.0) + t / 2.0 - t * pct / 200.0
+    return 1 + np.floor(np.where(gauss, mean * t, special)).astype(np.int64)
+
+
+def test_irwin_hall_cdf_edges_symmetry_and_sampling():
+    from models.page_population import irwin_hall_cdf
+    assert np.allclose(irwin_hall_cdf(np.array([0.0, 0.3, 1.0]), 1), [0.0, 0.3, 1.0])
+    x = np.linspace(0, 12, 97)
+    cdf = irwin_hall_cdf(x, 12)
+    assert cdf[0] == 0.0 and cdf[-1] == 1.0 and np.all(np.diff(cdf) >= 0)
+    assert np.allclose(cdf + irwin_hall_cdf(12 - x, 12), 1.0, atol=1e-12)
+    sums = np.random.default_rng(3).random((200_000, 12)).sum(axis=1)
+    assert np.max(np.abs(np.searchsorted(np.sort(sums), x) / len(sums) - cdf)) < 0.005
+
+
+@pytest.mark.parametrize("n_values", [400_000, 10_000])
+def test_special_cdf_matches_sysbench_draws(n_values):
+    from models.page_population import special_cdf
+    draws = _sb_rand_special(np.random.default_rng(7), n_values, 400_000)
+    edges = np.linspace(0, n_values, 401)
+    empirical = np.searchsorted(np.sort(draws - 1), edges, side="left") / len(draws)
+    assert np.max(np.abs(empirical - special_cdf(edges, n_values))) < 0.005
+    # Three quarters of the values fall in the central 1 % band.
+    band = special_cdf(np.array([0.495 * n_values, 0.505 * n_values + 1]), n_values)
+    assert band[1] - band[0] > 0.75
+
+
+def test_sysbench_page_weights_layout_and_shares():
+    from models.page_population import (SBTEST_K_ENTRY_BYTES, SBTEST_ROW_BYTES, SYSBENCH_K_MODS,
+                                        SYSBENCH_PK_MODS, sysbench_layout, sysbench_page_weights)
+    pk, kp = sysbench_layout(8, 400_000)
+    assert (pk, kp) == (-(-400_000 // rows_per_page(SBTEST_ROW_BYTES)), -(-400_000 // rows_per_page(SBTEST_K_ENTRY_BYTES)))
+    assert kp < pk / 10                                # 8-byte entries against 188-byte rows
+    n_pages = 8 * 5960
+    read, modify = sysbench_page_weights(8, 400_000, n_pages)
+    assert read.sum() == pytest.approx(1.0) and modify.sum() == pytest.approx(1.0)
+    per = n_pages // 8
+    for t in range(8):
+        base = t * per
+        # Reads only on clustered leaves, peaked at the middle of the table.
+        assert read[base + pk: base + per].sum() == 0.0
+        mid = base + pk // 2
+        assert read[mid] > 100 * read[base] and read[mid] > 100 * read[base + pk - 1]
+        # Modifications: the k index's leaves alike, with their share of the transaction's changes.
+        k = modify[base + pk: base + pk + kp]
+        assert np.allclose(k, k[0])
+        assert k.sum() == pytest.approx(SYSBENCH_K_MODS / (SYSBENCH_PK_MODS + SYSBENCH_K_MODS) / 8)
+    with pytest.raises(ValueError, match="leaf pages"):
+        sysbench_page_weights(8, 400_000, 8 * (pk + kp) - 1)
+
+
+def test_sysbench_access_in_a_scenario():
+    from models.page_population import sysbench_layout
+    doc = {"hardware": {"device": "fusionio-2012"},
+           "workload": {"kind": "oltp", "profile": "sysbench", "access": "sysbench", "tables": 2,
+                        "table_size": 10_000}}
+    scn = scenario_from_dict(doc, "t")
+    pk, kp = sysbench_layout(2, 10_000)
+    assert scn.workload.data_bytes == 2 * (pk + kp) * 16384          # the leaf pages, when data_size is left out
+    bad = [({"tables": None}, "workload.access"),
+           ({"hot_data_pct": 2.0}, "workload.hot_data_pct"),
+           ({"warehouses": 10}, "workload.warehouses"),
+           ({"data_size": "1M"}, "workload.data_size")]
+    for change, field in bad:
+        wl = {k: v for k, v in {**doc["workload"], **change}.items() if v is not None}
+        with pytest.raises(InputError) as e:
+            scenario_from_dict({**doc, "workload": wl}, "t")
+        assert e.value.field == field
+    with pytest.raises(InputError) as e:
+        scenario_from_dict({**doc, "workload": {"kind": "oltp", "profile": "sysbench", "tables": 2}}, "t")
+    assert e.value.field == "workload.tables"
