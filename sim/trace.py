@@ -61,6 +61,7 @@ COUNTERS = {
     "buffer_flush_sync_total_pages": ("buffer_flush_sync_total_pages",),
     "buffer_LRU_batch_total_pages": ("buffer_LRU_batch_total_pages", "buffer_LRU_batch_flush_total_pages"),
     "buffer_LRU_single_flush_pages": ("buffer_LRU_single_flush_num_scan", "buffer_LRU_single_flush_pages"),
+    "buffer_flush_neighbor_total_pages": ("buffer_flush_neighbor_total_pages",),
     "buffer_flush_sync_waits": ("buffer_flush_sync_waits",),
 }
 # Gauges (a level at the sample time).

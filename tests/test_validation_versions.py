@@ -15,7 +15,7 @@ from validation import versions
 METRICS = ("mod_age_plateau_pct", "ckpt_age_plateau_pct", "ckpt_age_max_pct", "users_wait_mod_age_pct",
            "users_wait_ckpt_age_pct", "drop_seconds", "mod_age_max_over_sync", "tps_mean", "user_wait_thread_s",
            "max_checkpoint_age_bytes", "live_tps_mean", "live_ckpt_age_plateau_pct", "live_pages_flushed_mean",
-           "live_drop_seconds")
+           "live_drop_seconds", "live_lru_share_pct", "live_neighbour_share_pct")
 
 
 def test_reference_rows_name_real_scenarios_versions_and_metrics():
@@ -60,6 +60,20 @@ def test_live_figures_are_read_from_the_capture():
     assert 1000 < tps < 2000
     plateau = versions.measured_live("live_ckpt_age_plateau_pct")
     assert 60 < plateau < 81
+
+
+def test_live_shares_of_the_pages_flushed():
+    """The 96M capture: the LRU flush writes most pages (1,033 of 1,177 a second from 60 s on), and
+    most of those are neighbours (791); the simulated series give the same columns."""
+    lru = versions.measured_live("live_lru_share_pct", "log-size-96m")
+    nbr = versions.measured_live("live_neighbour_share_pct", "log-size-96m")
+    assert 80 < lru < 95 and 55 < nbr < 75
+    f = pd.DataFrame({"time_s": np.arange(1.0, 181.0), "tps": np.full(180, 1000.0), "pages_flushed": np.full(180, 200.0),
+                      "buffer_LRU_batch_total_pages": np.full(180, 150.0),
+                      "buffer_flush_neighbor_total_pages": np.full(180, 50.0)})
+    run = {"name": "t", "sec": f}
+    assert versions.metric_value("live_lru_share_pct", run, 0.0) == pytest.approx(75.0)
+    assert versions.metric_value("live_neighbour_share_pct", run, 0.0) == pytest.approx(25.0)
 
 
 def test_live_figures_of_each_capture_and_their_ratio():

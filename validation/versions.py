@@ -141,7 +141,20 @@ def metric_value(metric: str, run: dict, from_s: float):
         return float(_live_window(sec)["pages_flushed"].mean())
     if metric == "live_drop_seconds":
         return drop_seconds(_live_window(sec)["tps"].to_numpy())
+    if metric in LIVE_SHARES:
+        return _share(_live_window(sec), LIVE_SHARES[metric])
     raise ValueError(f"unknown metric {metric!r}")
+
+
+# Shares of the pages flushed (%, over the live throughput window): the LRU flush's pages and the
+# neighbours written along with a victim (innodb_flush_neighbors; counted in both kinds of batch).
+LIVE_SHARES = {"live_lru_share_pct": "buffer_LRU_batch_total_pages",
+               "live_neighbour_share_pct": "buffer_flush_neighbor_total_pages"}
+
+
+def _share(w, column: str) -> float:
+    total = float(w["pages_flushed"].sum())
+    return float(w[column].sum()) * 100.0 / total if total > 0 else float("nan")
 
 
 def _live_window(f, from_s: float = LIVE_TPS_FROM_S):
@@ -185,6 +198,9 @@ def measured_live(metric: str, live: str = "example") -> float | None:
         return float(np.median(w["log_lsn_checkpoint_age"])) * 100.0 / live_log_file_bytes(live)
     if metric == "live_pages_flushed_mean":
         return float(_live_window(f)["pages_flushed"].mean())
+    if metric in LIVE_SHARES:
+        w = _live_window(f)
+        return _share(w, LIVE_SHARES[metric]) if LIVE_SHARES[metric] in w else None
     raise ValueError(f"unknown live metric {metric!r}")
 
 
