@@ -802,6 +802,15 @@ _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per
                  "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
 
 
+def _refuse_two_tier_keys(given: dict, origin: dict, src: str, access: str, why: str) -> None:
+    """hot_data_pct / hot_access_pct belong to the two-tier model only."""
+    for key in TWO_TIER_KEYS:
+        if key in given:
+            raise InputError(origin.get(("workload", key), src), f"workload.{key}",
+                             "is a setting of access = \"two-tier\"",
+                             f"leave it out with access = \"{access}\" ({why})")
+
+
 def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> None:
     """Keys of the other workload kind are refused; kind-dependent defaults are filled in."""
     from models.oltp import TPCC_BYTES_PER_WAREHOUSE, profile
@@ -831,11 +840,7 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                 raise InputError(origin.get(("workload", "access"), src), "workload.access",
                                  "\"tpcc\" without workload.warehouses",
                                  "warehouses = N with access = \"tpcc\" (TPC-C's tables are sized by it)")
-            for key in TWO_TIER_KEYS:
-                if key in given:
-                    raise InputError(origin.get(("workload", key), src), f"workload.{key}",
-                                     "is a setting of access = \"two-tier\"",
-                                     "leave it out with access = \"tpcc\" (NURand sets the skew)")
+            _refuse_two_tier_keys(given, origin, src, "tpcc", "NURand sets the skew")
         if wl["access"] == "sysbench":
             for key in SYSBENCH_KEYS:
                 if wl[key] is None:
@@ -843,11 +848,7 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                                      f"\"sysbench\" without workload.{key}",
                                      "tables = N and table_size = ROWS with access = \"sysbench\" "
                                      "(sysbench --tables, --table-size)")
-            for key in TWO_TIER_KEYS:
-                if key in given:
-                    raise InputError(origin.get(("workload", key), src), f"workload.{key}",
-                                     "is a setting of access = \"two-tier\"",
-                                     "leave it out with access = \"sysbench\" (--rand-type=special sets the skew)")
+            _refuse_two_tier_keys(given, origin, src, "sysbench", "--rand-type=special sets the skew")
             if wl["warehouses"] is not None:
                 raise InputError(origin.get(("workload", "warehouses"), src), "workload.warehouses",
                                  "is a setting of access = \"tpcc\" or \"two-tier\"",
