@@ -41,6 +41,8 @@ def test_summary_counts_passes_and_gaps():
     assert s["adaptive_pages_per_batch"] == pytest.approx(500.0)
     assert s["lru_gap_s_median_p90_max"][0] == pytest.approx(0.3)
     assert s["free_pages_min_p5_median"][0] == 800 and s["commits_per_s"] == pytest.approx(1000.0)
+    # k = 50 and 100 (adaptive): the samples before are k = 49 and 99, free 800 + 0 and 800 + 1 x 100.
+    assert s["free_before_adaptive_pass_median"] == 900
     assert cleaner_probe.summary(rows[:1]) == {}
 
 
@@ -60,3 +62,8 @@ def test_shipped_probe_run_reads_back():
     data = json.load(gzip.open(path, "rt"))
     s = cleaner_probe.summary(data["rows"])
     assert s["lru_batches_per_s"] > 2 and 0.1 < s["adaptive_batches_per_s"] < 0.5
+    # At 20 ms the adaptive passes start where the LRU passes are woken: the free list near
+    # innodb_lru_scan_depth / 2 (768).
+    fine = json.load(gzip.open(ROOT / "validation/live/log-size-384m-probe-20ms/cleaner_probe.json.gz", "rt"))
+    s20 = cleaner_probe.summary(fine["rows"])
+    assert 700 <= s20["free_before_adaptive_pass_median"] <= 850

@@ -133,6 +133,11 @@ def summary(rows: list[dict]) -> dict:
     gaps = sorted(y - x for x, y in zip(lru_t, lru_t[1:]))
     free = sorted(r["Innodb_buffer_pool_pages_free"] for r in rows)
     pick = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))] if xs else None
+    # The free list in the sample before each pass: what woke the cleaner, and which branch it took.
+    adaptive = [k for k in range(1, len(rows)) if rows[k]["buffer_flush_adaptive"] > rows[k - 1]["buffer_flush_adaptive"]]
+    lru_only = [k for k in range(1, len(rows)) if k not in set(adaptive)
+                and rows[k]["buffer_LRU_batch_num_scan"] > rows[k - 1]["buffer_LRU_batch_num_scan"]]
+    before = lambda ks: pick(sorted(rows[k - 1]["Innodb_buffer_pool_pages_free"] for k in ks), 0.5)
     return {"seconds": round(dur, 1), "samples": len(rows),
             "lru_batches_per_s": round(d("buffer_LRU_batch_num_scan") / dur, 2),
             "adaptive_batches_per_s": round(d("buffer_flush_adaptive") / dur, 3),
@@ -140,6 +145,8 @@ def summary(rows: list[dict]) -> dict:
             "adaptive_pages_per_batch": round(d("buffer_flush_adaptive_total_pages") / max(1.0, d("buffer_flush_adaptive")), 1),
             "lru_gap_s_median_p90_max": [round(pick(gaps, 0.5), 2), round(pick(gaps, 0.9), 2), round(gaps[-1], 2)] if gaps else None,
             "free_pages_min_p5_median": [pick(free, 0.0), pick(free, 0.05), pick(free, 0.5)],
+            "free_before_adaptive_pass_median": before(adaptive),
+            "free_before_lru_only_pass_median": before(lru_only),
             "commits_per_s": round(d("Com_commit") / dur, 1)}
 
 
