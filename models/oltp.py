@@ -99,7 +99,10 @@ def profile(name: str) -> TxnProfile:
 
 
 class _BlockSampler:
-    """Page ids drawn a block at a time (vectorised); subclasses say how a block is drawn."""
+    """Page ids drawn a block at a time (vectorised); subclasses say how a block is drawn.
+    `modify`: a sampler of its own for the pages transactions modify, or None (they share this one)."""
+
+    modify: "_BlockSampler | None" = None
 
     def __init__(self, rng: np.random.Generator, block: int) -> None:
         self.rng = rng
@@ -167,7 +170,6 @@ class WeightedPageSampler(_BlockSampler):
         self.weights = w / w.sum()
         self._cdf = np.cumsum(self.weights)
         self._last = int(np.flatnonzero(self.weights)[-1])    # the last page with a weight
-        self.modify: WeightedPageSampler | None = None
         if modify_weights is not None:
             if len(modify_weights) != len(w):
                 raise ValueError("read and modification weights must cover the same pages")

@@ -24,9 +24,12 @@ The cadence of the adaptive pass is an open difference. Read as written, 10.11.1
 for free blocks more often than once a second never times out and finds need_LRU_eviction() true
 at every wake: it would make no adaptive pass at all. Measured, it does: with the kit's 256M pool
 under sysbench, LRU passes came every 0.3 s and adaptive passes 0.1-0.23 times a second
-(validation/live/cleaner_probe.py, 100 ms samples; README, "Validation status"). Without the
-mechanism found, the cadence stays as it was: the deadline moves only when reached, so the adaptive
-branch is tried about once a second (more often than measured).
+(validation/live/cleaner_probe.py, 100 ms samples; README, "Validation status"). At 20 ms every
+adaptive pass began as the free list reached the wake-up point (median 783 free pages before it,
+against innodb_lru_scan_depth / 2 = 768): LRU wake-ups where need_LRU_eviction() read false at the
+check, about one in 25, a race rather than a timeout. Without what returns a block between the
+wake-up and the check, the cadence stays as it was: the deadline moves only when reached, so the
+adaptive branch is tried about once a second (more often than measured).
 """
 
 from __future__ import annotations

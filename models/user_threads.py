@@ -419,7 +419,7 @@ class UserThreads:
         waited = [0.0] * n
         cpu_extra = [0.0] * n
         mod_pos = mod_rank = None
-        modify = getattr(self.sampler, "modify", None)
+        modify = self.sampler.modify
         if modify is not None and int(nm_a.sum()):
             # Modifications drawn from their own page weights (access = "sysbench").
             mod_pos, mod_rank = modified_layout(nr_a, nm_a)

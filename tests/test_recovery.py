@@ -51,7 +51,7 @@ def test_array_form_matches_and_more_work_never_takes_less(work, iops):
         assert recovery_s(r, p + 10, iops, MEASURED_RATES).total_s >= est.total_s
 
 
-def test_engine_series_counts_every_dirty_page_and_the_summary_names_the_worst_second():
+def test_engine_series_counts_every_dirty_page_and_the_summary_names_the_worst_second(monkeypatch):
     import sim.engine as engine
 
     scn = scenario_from_dict(small_doc(run__duration="6s"), "test")
@@ -64,12 +64,8 @@ def test_engine_series_counts_every_dirty_page_and_the_summary_names_the_worst_s
         taken.append((newest.copy(), int(ckpt)))
         return pages_to_recover(newest, ckpt)
 
-    original = engine.pages_to_recover
-    engine.pages_to_recover = snapshot
-    try:
-        res = srv.run()
-    finally:
-        engine.pages_to_recover = original
+    monkeypatch.setattr(engine, "pages_to_recover", snapshot)
+    res = srv.run()
     sec = frame(res, 1.0)
     # Every dirty page has a record from the checkpoint on; pages written since still count.
     assert (sec["recovery_pages"] >= sec["Innodb_buffer_pool_pages_dirty"]).all()

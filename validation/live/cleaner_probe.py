@@ -135,7 +135,8 @@ def summary(rows: list[dict]) -> dict:
     pick = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))] if xs else None
     # The free list in the sample before each pass: what woke the cleaner, and which branch it took.
     adaptive = [k for k in range(1, len(rows)) if rows[k]["buffer_flush_adaptive"] > rows[k - 1]["buffer_flush_adaptive"]]
-    lru_only = [k for k in range(1, len(rows)) if k not in set(adaptive)
+    is_adaptive = set(adaptive)
+    lru_only = [k for k in range(1, len(rows)) if k not in is_adaptive
                 and rows[k]["buffer_LRU_batch_num_scan"] > rows[k - 1]["buffer_LRU_batch_num_scan"]]
     before = lambda ks: pick(sorted(rows[k - 1]["Innodb_buffer_pool_pages_free"] for k in ks), 0.5)
     return {"seconds": round(dur, 1), "samples": len(rows),
