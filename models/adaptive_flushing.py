@@ -250,17 +250,18 @@ def recommendation_mariadb(state: AdaptiveState57, pct_for_lsn_: int, pages_belo
     """The page count of MariaDB's page_cleaner_flush_pages_recommendation.
 
     Without LSN pressure (first call or pct_for_lsn = 0): the dirty pages if they fit in
-    io_capacity, else io_capacity (or min(io_capacity_max, dirty) when dirty % reaches
-    max_dirty_pages_pct). Otherwise (io_capacity x total_ratio + avg_page_rate + pages_for_lsn) / 3
+    io_capacity, else io_capacity when dirty % / max_dirty_pages_pct x io_capacity is below the
+    dirty pages, else min(io_capacity_max, dirty pages). Otherwise (io_capacity x total_ratio + avg_page_rate + pages_for_lsn) / 3
     at most io_capacity_max, with pages_for_lsn = pages below oldest + 3 x lsn_avg_rate (at most
     io_capacity_max) / 3, at least 1.
     """
     if first or pct_for_lsn_ == 0:
         if dirty_blocks <= s.io_capacity:
             return dirty_blocks
-        if s.max_dirty_pages_pct and dirty_pct >= s.max_dirty_pages_pct:
-            return min(s.io_capacity_max, dirty_blocks)
-        return s.io_capacity
+        share = dirty_pct / s.max_dirty_pages_pct if s.max_dirty_pages_pct > 1 else dirty_pct
+        if int(share * s.io_capacity) < dirty_blocks:
+            return s.io_capacity
+        return min(s.io_capacity_max, dirty_blocks)
     if s.max_dirty_pages_pct_lwm == 0 or dirty_pct < s.max_dirty_pages_pct_lwm or s.max_dirty_pages_pct == 0:
         total_ratio = 1.0
     else:

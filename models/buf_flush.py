@@ -165,6 +165,7 @@ class Flusher:
         5.7+ buf_flush_LRU_list passes max_scan = min(lru_scan_depth, LRU length)."""
         if not self.batches.start(i, LRU):
             return 0
+        self.counters.add("buffer_LRU_batch_num_scan")
         pool = self.pool
         scan = pool.inst[i].lru_len if max_scan is None else max_scan
         free_seen: list[int] | None = [] if self.mariadb else None

@@ -56,6 +56,7 @@ class PageCleaner56:
                 n_flushed = yield from self.flusher.buf_flush_LRU_tail()
                 n_flushed += yield from self.flush_pages_if_needed()
             else:
+                self.counters.add("buffer_flush_background")
                 _, n_flushed = yield from self.flusher.buf_flush_list(pct_io(self.s.io_capacity, 100), LSN_MAX,
                                                                       "background")
 
@@ -77,6 +78,7 @@ class PageCleaner56:
         g["buffer_flush_lsn_avg_rate"] = self.state.lsn_avg_rate
         n = 0
         if req.n_pages > 0:
+            self.counters.add("buffer_flush_adaptive")
             _, n = yield from self.flusher.buf_flush_list(req.n_pages, req.lsn_limit, "adaptive")
         self.state = after_batch_56(self.state, self.log.lsn, n)
         return n

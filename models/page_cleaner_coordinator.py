@@ -108,6 +108,7 @@ class PageCleanerCoordinator:
                 self.counters.add("buffer_flush_sync")
                 continue
             if active:
+                self.counters.add("buffer_flush_adaptive")
                 if timed_out:
                     req = self.recommend(sync=False)
                     per_slot = list(req.per_slot) if req is not None else [0] * self.pool.n_instances
@@ -116,6 +117,7 @@ class PageCleanerCoordinator:
                     yield from self.pc_request(None, LSN_MAX, "adaptive")
             elif timed_out:
                 pct = self.s.idle_flush_pct if self.mode_80 else 100
+                self.counters.add("buffer_flush_background")
                 yield from self.flusher.buf_flush_list(pct_io(self.s.io_capacity, pct), LSN_MAX, "background")
 
     def recommend(self, sync: bool, limit: int = 0):

@@ -38,6 +38,9 @@ COUNTERS = (
     "Binlog_group_commits",
     "Binlog_bytes_written",
     "binlog_fsyncs",                         # not a server counter: fsyncs of the binary log
+    "buffer_flush_adaptive",                 # page cleaner passes: adaptive flush-list batches
+    "buffer_flush_background",               # page cleaner passes: background flush-list batches
+    "buffer_LRU_batch_num_scan",             # LRU batches (per instance)
 )
 
 FLUSH_KIND_COUNTER = {

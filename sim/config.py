@@ -20,6 +20,7 @@ from models.device import builtin_profile_names
 from models.errors import InputError
 from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
 from models.iobench import PATTERNS
+from models.page_cleaner_mariadb import CLEANER_WAKE_RACE
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
 from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buf_pool_size_align, buffer_pool_instances_default,
                              io_capacity_max_default, startup_instances, version as version_of)
@@ -225,6 +226,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "hot_access_pct": Key("hot_access_pct", "float", None, 0.0, 100.0),
         "warm_start": Key("warm_start", "bool", True,
                           doc="start with the most popular pages in the buffer pool (clean)"),
+        "cleaner_wake_race": Key("cleaner_wake_race", "float", CLEANER_WAKE_RACE, 0.0, 1.0,
+                                 doc="MariaDB 10.5+ only: share of the page cleaner's wake-ups for free "
+                                     "blocks at which need_LRU_eviction() reads false, so that it makes an "
+                                     "adaptive pass instead of an LRU one (models/page_cleaner_mariadb.py; "
+                                     "measured from a capture's INNODB_METRICS: buffer_flush_adaptive / "
+                                     "(buffer_LRU_batch_num_scan - buffer_flush_background))"),
     },
     "run": {
         "duration": Key("duration_s", "duration", None, 1e-3, 86400.0,
@@ -403,6 +410,7 @@ class WorkloadConfig:
     hot_data_pct: float
     hot_access_pct: float
     warm_start: bool
+    cleaner_wake_race: float = 0.0
     access: str = "two-tier"
     tables: int | None = None
     table_size: int | None = None
@@ -795,7 +803,7 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "tables", "table_size", "pages_read_per_txn", "pages_modified_per_txn",
              "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
-             "hot_data_pct", "hot_access_pct", "warm_start", "access")
+             "hot_data_pct", "hot_access_pct", "warm_start", "access", "cleaner_wake_race")
 TWO_TIER_KEYS = ("hot_data_pct", "hot_access_pct")      # the two-tier access model's; none with tpcc or sysbench
 SYSBENCH_KEYS = ("tables", "table_size")                # the sysbench access model's
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
@@ -824,6 +832,10 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
             raise InputError(origin.get(("workload", key), src), f"workload.{key}",
                              f"is not a setting of a kind = \"{kind}\" workload",
                              "the keys of that kind (see docs/ARCHITECTURE.md)")
+    if "cleaner_wake_race" in given and not version_of(values["server"]["version"]).is_mariadb:
+        raise InputError(origin.get(("workload", "cleaner_wake_race"), src), "workload.cleaner_wake_race",
+                         f"is a setting of MariaDB's page cleaner; server.version is {values['server']['version']!r}",
+                         "leave it out, or a server.version mariadb-10.11 or later")
     if kind == "iobench" and values["hardware"]["log_device"] != "":
         raise InputError(origin.get(("hardware", "log_device"), src), "hardware.log_device",
                          f"{values['hardware']['log_device']!r}: an iobench workload has no redo log",
@@ -1019,7 +1031,7 @@ def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = (),
 def applicable_keys(scn: Scenario, section: str) -> list[str]:
     """The section's keys that apply to this scenario: not the other workload kind's, and not
     `warehouses` (it resolves into `data_size`), except with access = "tpcc", whose tables are
-    sized by `warehouses` and which has no hot set."""
+    sized by `warehouses` and which has no hot set; `cleaner_wake_race` with MariaDB only."""
     skip = IOBENCH_ONLY if scn.workload.kind == "oltp" else OLTP_ONLY
     keys = list(SCHEMA[section])
     if section == "workload":
@@ -1030,6 +1042,8 @@ def applicable_keys(scn: Scenario, section: str) -> list[str]:
             drop = ("warehouses", *TWO_TIER_KEYS)
         else:
             drop = ("warehouses", *SYSBENCH_KEYS)
+        if not version_of(scn.server.version).is_mariadb:
+            drop = (*drop, "cleaner_wake_race")
         keys = [k for k in keys if k not in skip and k not in drop]
     if section == "server":
         keys = version_keys(scn.server.version)

@@ -256,7 +256,8 @@ class Server:
                                                   flush_order_lag=v.flush_order_lag_bytes)
         else:
             self.cleaner = PageCleanerMariaDB(env, self.flusher, self.pool, self.log, self.logsys, self.counters,
-                                              st, self.limits)
+                                              st, self.limits, wake_race=wl.cleaner_wake_race,
+                                              rng=np.random.default_rng(root.spawn(1)[0]))
         self.logsys.cleaner = self.cleaner
         if v.is_mariadb:
             self.users.free_wake = self.cleaner.wake_for_free

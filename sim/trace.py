@@ -63,6 +63,9 @@ COUNTERS = {
     "buffer_LRU_single_flush_pages": ("buffer_LRU_single_flush_num_scan", "buffer_LRU_single_flush_pages"),
     "buffer_flush_neighbor_total_pages": ("buffer_flush_neighbor_total_pages",),
     "buffer_flush_sync_waits": ("buffer_flush_sync_waits",),
+    "buffer_flush_adaptive": ("buffer_flush_adaptive",),            # page cleaner passes
+    "buffer_flush_background": ("buffer_flush_background",),
+    "buffer_LRU_batch_num_scan": ("buffer_LRU_batch_num_scan",),
 }
 # Gauges (a level at the sample time).
 GAUGES = {

@@ -15,7 +15,8 @@ from validation import versions
 METRICS = ("mod_age_plateau_pct", "ckpt_age_plateau_pct", "ckpt_age_max_pct", "users_wait_mod_age_pct",
            "users_wait_ckpt_age_pct", "drop_seconds", "mod_age_max_over_sync", "tps_mean", "user_wait_thread_s",
            "max_checkpoint_age_bytes", "live_tps_mean", "live_ckpt_age_plateau_pct", "live_pages_flushed_mean",
-           "live_drop_seconds", "live_lru_share_pct", "live_neighbour_share_pct")
+           "live_drop_seconds", "live_lru_share_pct", "live_neighbour_share_pct", "live_adaptive_passes_s",
+           "live_background_passes_s", "live_lru_passes_s")
 
 
 def test_reference_rows_name_real_scenarios_versions_and_metrics():

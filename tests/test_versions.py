@@ -111,7 +111,10 @@ def test_recommendation_mariadb():
     s = ServerSettings(io_capacity=200, io_capacity_max=2000, max_dirty_pages_pct=90, max_dirty_pages_pct_lwm=0)
     assert recommendation_mariadb(AdaptiveState57(), 0, 0, 5.0, 150, s, first=False) == 150
     assert recommendation_mariadb(AdaptiveState57(), 0, 0, 5.0, 5000, s, first=False) == 200
-    assert recommendation_mariadb(AdaptiveState57(), 0, 0, 95.0, 5000, s, first=False) == 2000
+    # dirty % / innodb_max_dirty_pages_pct x io_capacity (95 / 90 x 200 = 211): io_capacity below the
+    # dirty pages, else the dirty pages up to io_capacity_max (as 10.11.18 reads).
+    assert recommendation_mariadb(AdaptiveState57(), 0, 0, 95.0, 5000, s, first=False) == 200
+    assert recommendation_mariadb(AdaptiveState57(), 0, 0, 95.0, 210, s, first=False) == 210
     st_ = AdaptiveState57(avg_page_rate=900)
     assert recommendation_mariadb(st_, 150, 3000, 20.0, 5000, s, first=False) == (200 + 900 + 2000 // 3) // 3
 

@@ -143,6 +143,8 @@ def metric_value(metric: str, run: dict, from_s: float):
         return drop_seconds(_live_window(sec)["tps"].to_numpy())
     if metric in LIVE_SHARES:
         return _share(_live_window(sec), LIVE_SHARES[metric])
+    if metric in LIVE_PASSES:
+        return float(_live_window(sec)[LIVE_PASSES[metric]].mean())
     raise ValueError(f"unknown metric {metric!r}")
 
 
@@ -150,6 +152,13 @@ def metric_value(metric: str, run: dict, from_s: float):
 # neighbours written along with a victim (innodb_flush_neighbors; counted in both kinds of batch).
 LIVE_SHARES = {"live_lru_share_pct": "buffer_LRU_batch_total_pages",
                "live_neighbour_share_pct": "buffer_flush_neighbor_total_pages"}
+
+
+# The page cleaner's passes a second (INNODB_METRICS counts of calls, over the live throughput
+# window): adaptive and background flush-list passes, and LRU batches (which follow each of them).
+LIVE_PASSES = {"live_adaptive_passes_s": "buffer_flush_adaptive",
+               "live_background_passes_s": "buffer_flush_background",
+               "live_lru_passes_s": "buffer_LRU_batch_num_scan"}
 
 
 def _share(w, column: str) -> float:
@@ -201,6 +210,9 @@ def measured_live(metric: str, live: str = "example") -> float | None:
     if metric in LIVE_SHARES:
         w = _live_window(f)
         return _share(w, LIVE_SHARES[metric]) if LIVE_SHARES[metric] in w else None
+    if metric in LIVE_PASSES:
+        w = _live_window(f)
+        return float(w[LIVE_PASSES[metric]].mean()) if LIVE_PASSES[metric] in w else None
     raise ValueError(f"unknown live metric {metric!r}")
 
 
