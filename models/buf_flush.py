@@ -169,8 +169,10 @@ class Flusher:
         pool = self.pool
         scan = pool.inst[i].lru_len if max_scan is None else max_scan
         free_seen: list[int] | None = [] if self.mariadb else None
-        _, dirty = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=max_pages,
-                                      free_target=self.s.lru_scan_depth, free_seen=free_seen)
+        evicted, dirty = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=max_pages,
+                                            free_target=self.s.lru_scan_depth, free_seen=free_seen)
+        if evicted:
+            pool.try_lru_scan = True        # MariaDB buf_flush_LRU: blocks were freed, scans may pay again
         count = 0
         if dirty:
             nbr = None

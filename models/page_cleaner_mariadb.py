@@ -115,9 +115,10 @@ class PageCleanerMariaDB:
         return self.pool.oldest_modification_all() or self.log.lsn
 
     def _need_lru(self) -> bool:
-        """buf_pool_t::need_LRU_eviction: fewer than innodb_lru_scan_depth / 2 free blocks."""
+        """buf_pool_t::need_LRU_eviction: a user thread waits for free blocks (!try_LRU_scan), or
+        fewer than innodb_lru_scan_depth / 2 are free."""
         c = self.pool.inst[0]
-        return c.lru_len > BUF_LRU_MIN_LEN and c.free < self.s.lru_scan_depth // 2
+        return not self.pool.try_lru_scan or (c.lru_len > BUF_LRU_MIN_LEN and c.free < self.s.lru_scan_depth // 2)
 
     def _signal_done(self) -> None:
         ev, self.done_event = self.done_event, self.env.event()

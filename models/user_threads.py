@@ -67,6 +67,7 @@ STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wa
 _START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
     _BINLOG_DONE, _ARRIVAL = range(12)
 _MAX_FREE_ROUNDS = 1000
+LRU_SCAN_FREE_PAGES_MARIADB = 100   # buf_LRU_get_free_block's first scan: buf_LRU_scan_and_free_block(100)
 TRX_COMMIT_REDO_BYTES = 42          # the commit's own redo record (module docstring: measured)
 _INTERVAL_BUFFER = 1 << 18
 
@@ -665,6 +666,8 @@ class UserThreads:
         writes complete; the caller defers the batch, as those completions are simulated events).
         """
         pool, c, s = self.pool, self.counters, self.s
+        if self.free_wake is not None:
+            return self._get_free_block_mariadb(i, t)
         rounds = 0
         while True:
             if pool.take_free_frame(i):
@@ -703,6 +706,23 @@ class UserThreads:
             if rounds > _MAX_FREE_ROUNDS:
                 raise RuntimeError(f"buffer pool instance {i}: no free block after {rounds} rounds "
                                    "(every page is being written)")
+
+    def _get_free_block_mariadb(self, i: int, t: float) -> float | None:
+        """MariaDB 10.6+ buf_LRU_get_free_block with the free list empty: while buf_pool.try_LRU_scan
+        holds, free a clean block from the last 100 of the LRU list (buf_LRU_scan_and_free_block);
+        failing that, clear try_LRU_scan, wake the page cleaner (page_cleaner_wakeup(true)) and wait
+        for it to free blocks (buf_pool.done_free). A user thread never writes a page here (10.6
+        removed buf_flush_single_page_from_LRU). None: the batch waits (the caller retries it)."""
+        pool = self.pool
+        if pool.try_lru_scan:
+            evicted, _ = pool.lru_tail_scan(i, max_scan=min(LRU_SCAN_FREE_PAGES_MARIADB, pool.inst[i].lru_len),
+                                            evict_clean=True, want_dirty=0, free_target=1, min_len=0)
+            if evicted and pool.take_free_frame(i):
+                return t
+            pool.try_lru_scan = False
+        self.counters.add("Innodb_buffer_pool_wait_free")     # buf_pool.stat.LRU_waits
+        self.free_wake()
+        return None
 
     def finish(self, t: float) -> None:
         """Account every thread's current state up to t (end of run)."""

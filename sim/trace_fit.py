@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
+from models.versions import version as version_of
 from sim.config import SCHEMA, TWO_TIER_KEYS, scenario_from_dict, setting_value
 from sim.trace import Trace
 
@@ -121,15 +122,39 @@ def parse_series(text: str | None) -> list[str] | None:
     return out
 
 
-def direct_estimates(trace: Trace, warmup_s: float) -> dict[str, float]:
-    """What the counters give without simulating: redo bytes per commit."""
+def direct_estimates(trace: Trace, warmup_s: float, mariadb: bool = False) -> dict[str, float]:
+    """What the counters give without simulating: redo bytes per commit; on MariaDB the page
+    cleaner's wake race (wake_race_estimate) where the trace allows it."""
     f = trace.frame[trace.frame["time_s"] > warmup_s]
     out = {}
     if "tps" in f and f["tps"].sum() > 0:
         commits = f["tps"].sum()
         if "Innodb_os_log_written" in f and f["Innodb_os_log_written"].notna().any():
             out["workload.redo_bytes_per_txn"] = float(f["Innodb_os_log_written"].sum() / commits)
+    if mariadb:
+        race, _ = wake_race_estimate(f)
+        if race is not None:
+            out["workload.cleaner_wake_race"] = race
     return out
+
+
+PASS_COUNTERS = ("buffer_flush_adaptive", "buffer_flush_background", "buffer_LRU_batch_num_scan")
+
+
+def wake_race_estimate(f: pd.DataFrame) -> tuple[float | None, str]:
+    """MariaDB's share of free-block wake-ups that make an adaptive pass: adaptive passes / LRU
+    batches, from INNODB_METRICS counts of calls (models/page_cleaner_mariadb.py). Only when the
+    trace has no background pass: a flush-ahead target met by the next wake-up also sends it to the
+    adaptive branch, and the counts cannot tell those passes apart. (None, why) otherwise."""
+    if any(c not in f or not f[c].notna().any() for c in PASS_COUNTERS):
+        return None, "the trace has no page cleaner pass counters (" + ", ".join(PASS_COUNTERS) + ")"
+    a, b, lru = (float(f[c].sum()) for c in PASS_COUNTERS)
+    if b > 0:
+        return None, (f"the trace has {b:.0f} background passes (flush-ahead targets), which also lead to "
+                      "adaptive passes")
+    if lru <= 0:
+        return None, "the trace has no LRU batch: the page cleaner was never woken for free blocks"
+    return min(1.0, a / lru), f"{a:.0f} adaptive passes of {lru:.0f} LRU batches"
 
 
 def cpu_start_s(trace: Trace, scn, warmup_s: float) -> float | None:
@@ -246,7 +271,8 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
             if k in {f"workload.{key}" for key in TWO_TIER_KEYS}:
                 raise InputError("--fit", k, "the scenario's workload.access is \"tpcc\", whose skew is "
                                  "TPC-C's NURand", "--fit with other keys (e.g. --fit workload.cpu_per_txn)")
-    fixed = {k: v for k, v in direct_estimates(trace, warmup_s).items() if k not in fit}
+    mariadb = version_of(base.server.version).is_mariadb
+    fixed = {k: v for k, v in direct_estimates(trace, warmup_s, mariadb).items() if k not in fit}
     names = list(fit)
     x0, lo, hi = [], [], []
     for k in names:
@@ -271,6 +297,9 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
             obj.cache.clear()
     notes = [f"{k} = {_literal(k, v)} from the trace's counters (not fitted)" for k, v in fixed.items()]
     notes += [f"{SERIES[c]} was zero or missing after the warm-up: not fitted" for c in obj.idle]
+    if mariadb and "workload.cleaner_wake_race" not in fixed and "workload.cleaner_wake_race" not in fit:
+        why = wake_race_estimate(trace.frame[trace.frame["time_s"] > warmup_s])[1]
+        notes.append(f"workload.cleaner_wake_race kept at the scenario's {base.workload.cleaner_wake_race:g}: {why}")
     if "trx_queue" in trace.frame and not base.workload.rate_tps:
         notes.append("the trace was taken with sysbench --rate (it reports a queue), but the scenario has no "
                      "workload.rate: its users run a closed loop, unlike the measured clients. Set "

@@ -50,7 +50,7 @@ def test_short_free_list_wakes_only_a_waiting_cleaner():
 
     pc = _cleaner()
     inst = SimpleNamespace(lru_len=10_000, free=700)
-    pc.pool = SimpleNamespace(inst=[inst])
+    pc.pool = SimpleNamespace(inst=[inst], try_lru_scan=True)
     pc.s = SimpleNamespace(lru_scan_depth=1536)
     pc.waiting = False
     pc.wake_for_free()
@@ -106,6 +106,7 @@ class _Stubs:
         self.i0 = SimpleNamespace(lru_len=100_000, free=free)
         self.inst = [self.i0]
         self.oldest, self.dirty = oldest, dirty
+        self.try_lru_scan = True
         self.log = SimpleNamespace(lsn=lsn)
         self.dblwr = SimpleNamespace(wait_idle=self._nothing, flush_buffered=self._nothing)
         self.limits = SimpleNamespace(log_group_capacity=1 << 30, max_modified_age_async=900 << 20)

@@ -175,3 +175,33 @@ def test_hot_set_keys_are_refused_for_a_tpcc_population():
     with pytest.raises(InputError, match="NURand"):
         fit_trace(doc, DEFAULT, trace, parse_fit(["workload.hot_data_pct"]), warmup_s=1.0, duration_s=4.0,
                   max_evals=2, workers=1)
+
+
+def test_wake_race_is_read_from_the_pass_counters_only_without_background_passes():
+    import pandas as pd
+
+    from sim.trace_fit import wake_race_estimate
+
+    f = pd.DataFrame({"buffer_flush_adaptive": [0, 1, 0, 0], "buffer_flush_background": [0, 0, 0, 0],
+                      "buffer_LRU_batch_num_scan": [5, 6, 4, 5]})
+    race, why = wake_race_estimate(f)
+    assert race == 1 / 20 and "1 adaptive passes of 20" in why
+    f.loc[2, "buffer_flush_background"] = 1
+    assert wake_race_estimate(f)[0] is None
+    assert wake_race_estimate(f.drop(columns=["buffer_flush_adaptive"]))[0] is None
+    assert wake_race_estimate(f.assign(buffer_flush_background=0, buffer_LRU_batch_num_scan=0))[0] is None
+
+
+def test_wake_race_of_the_registered_384m_capture():
+    """The 384M capture (INNODB_METRICS each second): 18 adaptive passes in 318 LRU batches after
+    the first 30 s, no background pass."""
+    from pathlib import Path
+
+    from sim.trace import read_trace
+    from sim.trace_fit import direct_estimates
+
+    root = Path(__file__).resolve().parent.parent / "validation" / "live" / "log-size-384m"
+    trace = read_trace(root / "samples.csv.gz")
+    est = direct_estimates(trace, 30.0, mariadb=True)
+    assert 0.04 < est["workload.cleaner_wake_race"] < 0.07
+    assert "workload.cleaner_wake_race" not in direct_estimates(trace, 30.0, mariadb=False)
