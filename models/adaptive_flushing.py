@@ -251,7 +251,8 @@ def recommendation_mariadb(state: AdaptiveState57, pct_for_lsn_: int, pages_belo
 
     Without LSN pressure (first call or pct_for_lsn = 0): the dirty pages if they fit in
     io_capacity, else io_capacity when dirty % / max_dirty_pages_pct x io_capacity is below the
-    dirty pages, else min(io_capacity_max, dirty pages). Otherwise (io_capacity x total_ratio + avg_page_rate + pages_for_lsn) / 3
+    dirty pages, else min(io_capacity_max, dirty pages). Otherwise
+    (io_capacity x total_ratio + avg_page_rate + pages_for_lsn) / 3
     at most io_capacity_max, with pages_for_lsn = pages below oldest + 3 x lsn_avg_rate (at most
     io_capacity_max) / 3, at least 1.
     """
