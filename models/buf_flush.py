@@ -180,6 +180,13 @@ class Flusher:
                 # MariaDB: neighbours only once the free list holds half of the free target.
                 nbr = [2 * f >= self.s.lru_scan_depth for f in free_seen]
             count = yield from self.write_group(i, LRU, dirty, "lru", max_pages, lru=True, with_neighbours=nbr)
+            if self.mariadb and count >= max_pages:
+                # MariaDB buf_flush_LRU: the write quota ran out before the free list was full;
+                # buf_do_LRU_batch(0) evicts clean pages once more, writing none.
+                more, _ = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=0,
+                                             free_target=self.s.lru_scan_depth)
+                if more:
+                    pool.try_lru_scan = True
         self.batches.end(i, LRU)
         yield from self.dblwr.flush_buffered(i, LRU)
         return count

@@ -134,3 +134,15 @@ def test_lru_written_pages_are_freed_at_write_completion_only_in_mysql():
         else:
             assert (pool.where[written] == ABSENT).all() and pool.inst[0].free == 24
         pool.check_invariants()
+
+
+def test_mariadb_lru_flush_evicts_once_more_when_its_write_quota_runs_out():
+    """MariaDB 10.11 buf_flush_LRU: `if (pages >= max_n) buf_do_LRU_batch(0, &n)`, an eviction-only
+    scan, so a batch that stops at its quota still refills the free list. MySQL's does not."""
+    for mariadb, free in ((False, 4), (True, 64)):
+        pool = _pool(1024)                             # no free frame
+        _dirty(pool, range(1000, 1024))                # 24 dirty pages at the tail
+        f, dblwr, env = _flusher(pool, mariadb)
+        assert _lru_batch(f, env, max_pages=4, max_scan=None) == 4
+        assert pool.inst[0].free == free               # MySQL: the 4 written pages, freed on completion
+        pool.check_invariants()
