@@ -182,9 +182,12 @@ class Flusher:
             count = yield from self.write_group(i, LRU, dirty, "lru", max_pages, lru=True, with_neighbours=nbr)
             if self.mariadb and count >= max_pages:
                 # MariaDB buf_flush_LRU: the write quota ran out before the free list was full;
-                # buf_do_LRU_batch(0) evicts clean pages once more, writing none.
-                more, _ = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=0,
-                                             free_target=self.s.lru_scan_depth)
+                # buf_do_LRU_batch(0) scans from the tail once more, evicting clean pages, passing
+                # over the ones being written, and stopping at the first dirty page it could write
+                # (buf_flush_LRU_list_batch's `n->flushed >= max` break).
+                more, stop = pool.lru_tail_scan(i, max_scan=scan, evict_clean=True, want_dirty=1,
+                                                free_target=self.s.lru_scan_depth)
+                pool.unfix(stop)
                 if more:
                     pool.try_lru_scan = True
         self.batches.end(i, LRU)

@@ -137,12 +137,20 @@ def test_lru_written_pages_are_freed_at_write_completion_only_in_mysql():
 
 
 def test_mariadb_lru_flush_evicts_once_more_when_its_write_quota_runs_out():
-    """MariaDB 10.11 buf_flush_LRU: `if (pages >= max_n) buf_do_LRU_batch(0, &n)`, an eviction-only
-    scan, so a batch that stops at its quota still refills the free list. MySQL's does not."""
-    for mariadb, free in ((False, 4), (True, 64)):
+    """MariaDB 10.11 buf_flush_LRU: `if (pages >= max_n) buf_do_LRU_batch(0, &n)`, a second scan
+    from the tail that evicts clean pages, passes over pages being written and stops at the first
+    dirty page it could write. Here the written pages have completed (the test's writes complete
+    at once), so it evicts them and the clean pages after them, up to the next dirty one. MySQL
+    makes no second scan."""
+    for mariadb in (False, True):
         pool = _pool(1024)                             # no free frame
-        _dirty(pool, range(1000, 1024))                # 24 dirty pages at the tail
+        _dirty(pool, range(1020, 1024))                # 4 dirty pages at the tail,
+        _dirty(pool, [1010])                           # then 9 clean ones, then a dirty one
         f, dblwr, env = _flusher(pool, mariadb)
         assert _lru_batch(f, env, max_pages=4, max_scan=None) == 4
-        assert pool.inst[0].free == free               # MySQL: the 4 written pages, freed on completion
+        if mariadb:
+            assert pool.inst[0].free == 4 + 9          # the 4 written, now clean, and 1011..1019
+            assert pool.where[1010] != ABSENT and pool.io_fix[1010] == 0
+        else:
+            assert pool.inst[0].free == 4              # the written pages, freed on completion
         pool.check_invariants()
