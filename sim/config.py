@@ -230,8 +230,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                  doc="MariaDB 10.5+ only: share of the page cleaner's wake-ups for free "
                                      "blocks at which need_LRU_eviction() reads false, so that it makes an "
                                      "adaptive pass instead of an LRU one (models/page_cleaner_mariadb.py; "
-                                     "measured from a capture's INNODB_METRICS: buffer_flush_adaptive / "
-                                     "(buffer_LRU_batch_num_scan - buffer_flush_background))"),
+                                     "measured from a capture without background passes: "
+                                     "buffer_flush_adaptive / buffer_LRU_batch_num_scan)"),
     },
     "run": {
         "duration": Key("duration_s", "duration", None, 1e-3, 86400.0,

@@ -221,3 +221,15 @@ def test_log_device_is_a_profile_beside_the_scenario_or_empty(tmp_path):
     with pytest.raises(InputError) as e:
         load_scenario(s)
     assert e.value.field == "hardware.log_device" and "no redo log" in str(e.value)
+
+
+def test_cleaner_wake_race_is_mariadbs_only():
+    """workload.cleaner_wake_race belongs to MariaDB's page cleaner: a MySQL scenario that names it
+    is refused with the key and what is allowed; a MariaDB one takes it, in [0, 1]."""
+    with pytest.raises(InputError, match="workload.cleaner_wake_race: is a setting of MariaDB's page cleaner"):
+        load_scenario("scenarios/default.toml", ["workload.cleaner_wake_race=0.1"])
+    scn = load_scenario("scenarios/live-logsize-384m.toml", ["workload.cleaner_wake_race=0.1"])
+    assert scn.workload.cleaner_wake_race == 0.1
+    assert load_scenario("scenarios/live-logsize-384m.toml").workload.cleaner_wake_race == 0.057
+    with pytest.raises(InputError, match="cleaner_wake_race"):
+        load_scenario("scenarios/live-logsize-384m.toml", ["workload.cleaner_wake_race=1.5"])
