@@ -810,13 +810,14 @@ _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per
                  "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
 
 
-def _refuse_two_tier_keys(given: dict, origin: dict, src: str, access: str, why: str) -> None:
-    """hot_data_pct / hot_access_pct belong to the two-tier model only."""
-    for key in TWO_TIER_KEYS:
+def _refuse_access_keys(given: dict, origin: dict, src: str, keys: tuple, owner: str, access: str,
+                        why: str = "") -> None:
+    """Keys of another access model (`owner`'s: TWO_TIER_KEYS, SYSBENCH_KEYS) given with `access`."""
+    for key in keys:
         if key in given:
             raise InputError(origin.get(("workload", key), src), f"workload.{key}",
-                             "is a setting of access = \"two-tier\"",
-                             f"leave it out with access = \"{access}\" ({why})")
+                             f"is a setting of access = \"{owner}\"",
+                             f"leave it out with access = \"{access}\"" + (f" ({why})" if why else ""))
 
 
 def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> None:
@@ -852,7 +853,7 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                 raise InputError(origin.get(("workload", "access"), src), "workload.access",
                                  "\"tpcc\" without workload.warehouses",
                                  "warehouses = N with access = \"tpcc\" (TPC-C's tables are sized by it)")
-            _refuse_two_tier_keys(given, origin, src, "tpcc", "NURand sets the skew")
+            _refuse_access_keys(given, origin, src, TWO_TIER_KEYS, "two-tier", "tpcc", "NURand sets the skew")
         if wl["access"] == "sysbench":
             for key in SYSBENCH_KEYS:
                 if wl[key] is None:
@@ -860,17 +861,14 @@ def _check_workload_keys(doc: dict, values: dict, origin: dict, src: str) -> Non
                                      f"\"sysbench\" without workload.{key}",
                                      "tables = N and table_size = ROWS with access = \"sysbench\" "
                                      "(sysbench --tables, --table-size)")
-            _refuse_two_tier_keys(given, origin, src, "sysbench", "--rand-type=special sets the skew")
+            _refuse_access_keys(given, origin, src, TWO_TIER_KEYS, "two-tier", "sysbench",
+                                "--rand-type=special sets the skew")
             if wl["warehouses"] is not None:
                 raise InputError(origin.get(("workload", "warehouses"), src), "workload.warehouses",
                                  "is a setting of access = \"tpcc\" or \"two-tier\"",
                                  "tables and table_size with access = \"sysbench\"")
         else:
-            for key in SYSBENCH_KEYS:
-                if key in given:
-                    raise InputError(origin.get(("workload", key), src), f"workload.{key}",
-                                     "is a setting of access = \"sysbench\"",
-                                     f"leave it out with access = \"{wl['access']}\"")
+            _refuse_access_keys(given, origin, src, SYSBENCH_KEYS, "sysbench", wl["access"])
         for attr in _PROFILE_KEYS:
             if wl[attr] is None:
                 wl[attr] = getattr(prof, attr)

@@ -156,10 +156,7 @@ def _stepped_cleaner(free: int, oldest: int, lsn: int, wake_race: float = 0.0, *
     s = ServerSettings(version="mariadb-10.11", lru_scan_depth=1536, io_capacity=400, io_capacity_max=800,
                        max_dirty_pages_pct=90, **settings)
     pc = PageCleanerMariaDB(env, st, st, st.log, st, Counters(), s, st.limits, wake_race=wake_race,
-                            rng=np.random.default_rng(1))
-    pc.flusher.dblwr = st.dblwr
-    pc.flusher.lru_batch, pc.flusher.flush_list_slot = st.lru_batch, st.flush_list_slot
-    pc.logsys = st
+                            rng=np.random.default_rng(1))            # st is pool, flusher and logsys
     env.process(pc.run())
     return env, st, pc
 
