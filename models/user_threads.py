@@ -15,6 +15,14 @@ commit, log flush start/end) sit in one heap that a SimPy process drains every `
 simulated time, so a thread reacts to flushing and checkpoint state at most `step_s` late.
 Threads that find check_flush_or_checkpoint set run log_check_margins as a real SimPy process
 (models.log_sys), since that path waits on flush batches.
+log_free_check runs before every row operation, not once a transaction (row0ins.cc
+row_ins_clust_index_entry / row_ins_sec_index_entry, row0upd.cc row_upd_clust_step /
+row_upd_sec_step: one call per row and per index entry changed). The CPU phase is cut into the
+profile's `log_free_checks_per_txn` pieces; once per step the flag is tested (log_close's test, as
+the mtr commits in between would run it) and a thread whose next piece boundary fell in the step
+stops there, frees its core, runs log_check_margins and then the CPU it has left. Each thread
+entering log_check_margins first runs log_close's test itself, as its own last mtr commit did just
+before: a flag another thread cleared while the age is still past the limit is set again.
 
 Mirrors (MySQL 5.6): log_free_check (include/log0log.ic), buf_LRU_get_free_block
 (buf/buf0lru.cc: free list, LRU scan, from the third round a 100 ms sleep, then
@@ -65,7 +73,7 @@ STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wa
 
 # Event kinds.
 _START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
-    _BINLOG_DONE, _ARRIVAL = range(12)
+    _BINLOG_DONE, _ARRIVAL, _CPU_RESUME = range(13)
 _MAX_FREE_ROUNDS = 1000
 LRU_SCAN_FREE_PAGES_MARIADB = 100   # buf_LRU_get_free_block's first scan: buf_LRU_scan_and_free_block(100)
 TRX_COMMIT_REDO_BYTES = 42          # the commit's own redo record (module docstring: measured)
@@ -249,6 +257,14 @@ class UserThreads:
         self.free_wake = None
         self.cores = [0.0] * max(1, cores)
         self.read_cpu_s = [0.0] * n_users      # CPU of the transaction's reads, spent in its CPU phase
+        # log_free_check before each row operation: the CPU phase runs in this many pieces, and a
+        # thread that meets check_flush_or_checkpoint between two of them waits there.
+        self.mtr_checks = max(1, round(profile.log_free_checks_per_txn))
+        self.in_cpu: dict[int, tuple[float, float]] = {}   # thread -> (begin, end) of its CPU piece run
+        self.cpu_piece_s = [0.0] * n_users
+        self.cpu_left_s = [-1.0] * n_users    # CPU still to run after a wait at a log_free_check
+        self.cancelled: set[tuple[int, float]] = set()     # (thread, end) of CPU runs cut short
+        self.checked_to_s = 0.0               # log_free_checks are evaluated up to this time
         self.latch_free_s = 0.0
         # innodb_thread_concurrency (models.srv_conc); None: no limit.
         self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
@@ -349,6 +365,10 @@ class UserThreads:
                 elif kind == _CPU:
                     self._cpu_phase(arg, t)
                 elif kind == _COMMIT_REQ:
+                    if self.cancelled and (arg, t) in self.cancelled:
+                        self.cancelled.discard((arg, t))
+                        continue
+                    self.in_cpu.pop(arg, None)
                     self._commit_req(arg, t)
                 elif kind == _COMMIT:
                     self._durable(arg, t)
@@ -357,7 +377,14 @@ class UserThreads:
                     self.resumed[arg] = True
                     self.pending.append((t, arg))
                 elif kind == _LATCH:
+                    if self.cancelled and (arg, t) in self.cancelled:
+                        self.cancelled.discard((arg, t))
+                        continue
+                    self.in_cpu.pop(arg, None)
                     self._latch(arg, t)
+                elif kind == _CPU_RESUME:
+                    self._account(arg, t, RUN)
+                    self._cpu_phase(arg, t)
                 elif kind == _ENTER:
                     self.conc.woke(arg)
                     self._enter(arg, t)
@@ -372,10 +399,49 @@ class UserThreads:
                 else:
                     self.writer.done(t, arg)
             if not self.pending:
+                if self.in_cpu:
+                    self._mtr_free_checks(until)
+                self.checked_to_s = until
                 return
             self._start_batch()
 
-    def _margin(self, th: int):
+    def _mtr_free_checks(self, until: float) -> None:
+        """log_free_check at the row operations inside CPU phases, from checked_to_s to until.
+
+        The server commits mini-transactions all through a transaction, and each row operation
+        (row_ins_clust_index_entry, row_ins_sec_index_entry, row_upd_clust_step, row_upd_sec_step)
+        calls log_free_check first; a thread that finds check_flush_or_checkpoint set there runs
+        log_check_margins before going on. Here the flag is evaluated once per step (log_close's
+        test, as the mtr commits between would make it), and each thread whose next check point
+        fell in the step stops at that point."""
+        self.logsys.log_close_check()
+        if not self.log.check_flush_or_checkpoint:
+            return
+        lo = self.checked_to_s
+        for th, (begin, end) in list(self.in_cpu.items()):
+            if begin >= until:
+                continue                                   # still queued for a core
+            piece = self.cpu_piece_s[th]
+            k = 1 if lo <= begin else math.floor((lo - begin) / piece) + 1
+            tc = begin + k * piece
+            if tc <= until and tc < end - 1e-12:
+                self._cut_cpu(th, tc, end)
+
+    def _cut_cpu(self, th: int, tc: float, end: float) -> None:
+        """Thread th stops its CPU phase at a log_free_check at tc and runs log_check_margins."""
+        del self.in_cpu[th]
+        cores = self.cores
+        try:
+            cores[cores.index(end)] = tc                  # its core is free from tc
+            heapq.heapify(cores)
+        except ValueError:
+            pass                                           # a queued thread already took it at `end`
+        self.cpu_left_s[th] = end - tc
+        self.cancelled.add((th, end))
+        self._account(th, tc, MARGIN)
+        detached.start(self.env, self._margin(th, _CPU_RESUME))
+
+    def _margin(self, th: int, resume: int = _RESUME):
         first = True
 
         def on_wait(kind: str | None) -> None:
@@ -385,8 +451,11 @@ class UserThreads:
                 self.state[th] = _MARGIN_STATE[kind]
             else:
                 self._account(th, self.env.now, _MARGIN_STATE[kind])
+        # The thread's own last mtr commit ran log_close's test just before this log_free_check,
+        # so a flag another thread cleared meanwhile is set again while the age is past the limit.
+        self.logsys.log_close_check()
         yield from self.logsys.log_check_margins(on_wait)
-        self.push(self.env.now, _RESUME, th)
+        self.push(self.env.now, resume, th)
 
     # -- a transaction ------------------------------------------------------------------------
 
@@ -553,8 +622,17 @@ class UserThreads:
         cores = self.cores
         free = heapq.heappop(cores)
         begin = t if free < t else free
-        end = begin + self.prof.cpu_s_per_txn * self._cpu.next() + self.read_cpu_s[th]
+        left = self.cpu_left_s[th]
+        if left < 0.0:
+            work = self.prof.cpu_s_per_txn * self._cpu.next() + self.read_cpu_s[th]
+            self.cpu_piece_s[th] = work / self.mtr_checks
+        else:                                              # the rest, after a log_free_check wait
+            work = left
+            self.cpu_left_s[th] = -1.0
+        end = begin + work
         heapq.heappush(cores, end)
+        if self.mtr_checks > 1:
+            self.in_cpu[th] = (begin, end)
         if self.prof.serial_s_per_txn > 0.0:
             self.push(end, _LATCH, th)
         else:

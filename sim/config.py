@@ -209,6 +209,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "redo_bytes_per_txn": Key("redo_bytes_per_txn", "size", None, 0, 64 << 20),
         "binlog_bytes_per_txn": Key("binlog_bytes_per_txn", "size", None, 0, 64 << 20,
                                     doc="binary log events per transaction (with server.log_bin)"),
+        "log_free_checks_per_txn": Key("log_free_checks_per_txn", "float", None, 1.0, 10000.0,
+                                       doc="log_free_check calls a transaction makes (one before each "
+                                           "row operation and each index entry it changes); its CPU "
+                                           "work is split into that many pieces, and a thread that "
+                                           "finds check_flush_or_checkpoint set between two waits in "
+                                           "log_check_margins there"),
         "cpu_per_txn": Key("cpu_s_per_txn", "duration", None, 0.0, 10.0),
         "serial_per_txn": Key("serial_s_per_txn", "duration", None, 0.0, 1.0,
                               doc="time per transaction inside server-wide latches"),
@@ -411,6 +417,7 @@ class WorkloadConfig:
     hot_access_pct: float
     warm_start: bool
     cleaner_wake_race: float = 0.0
+    log_free_checks_per_txn: float = 1.0
     access: str = "two-tier"
     tables: int | None = None
     table_size: int | None = None
@@ -803,11 +810,13 @@ def _dedicated_rest(given: dict, srv: dict, hw: dict, v, origin: dict, out: list
 IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "tables", "table_size", "pages_read_per_txn", "pages_modified_per_txn",
              "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
-             "hot_data_pct", "hot_access_pct", "warm_start", "access", "cleaner_wake_race")
+             "hot_data_pct", "hot_access_pct", "warm_start", "access", "cleaner_wake_race",
+             "log_free_checks_per_txn")
 TWO_TIER_KEYS = ("hot_data_pct", "hot_access_pct")      # the two-tier access model's; none with tpcc or sysbench
 SYSBENCH_KEYS = ("tables", "table_size")                # the sysbench access model's
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",
-                 "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn")
+                 "serial_s_per_txn", "hot_data_pct", "hot_access_pct", "binlog_bytes_per_txn",
+                 "log_free_checks_per_txn")
 
 
 def _refuse_access_keys(given: dict, origin: dict, src: str, keys: tuple, owner: str, access: str,

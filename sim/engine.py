@@ -176,7 +176,7 @@ def txn_profile_from(scn) -> TxnProfile:
     w = scn.workload
     return TxnProfile(w.profile, w.pages_read_per_txn, w.pages_modified_per_txn, int(w.redo_bytes_per_txn),
                       w.cpu_s_per_txn, w.serial_s_per_txn, w.hot_data_pct, w.hot_access_pct,
-                      int(w.binlog_bytes_per_txn))
+                      int(w.binlog_bytes_per_txn), w.log_free_checks_per_txn)
 
 
 class Server:

@@ -240,9 +240,11 @@ def test_tiny_pools_run_for_any_version(version, pool, old_pct, old_time, mods, 
 @pytest.mark.parametrize("version", ["mysql-5.7", "mysql-8.0", "mariadb-10.11"])
 def test_redo_overshoot_is_reported_not_hidden(version):
     """64 users adding 200 KB of redo each per transaction pass a 2 x 16 MB log between the
-    per-transaction log_free_check calls: the run says so, naming what the server does there."""
+    per-transaction log_free_check calls (one each: log_free_checks_per_txn = 1): the run says so,
+    naming what the server does there."""
     doc = version_doc(version, server__innodb_log_file_size="16M", server__innodb_buffer_pool_size="64M",
-                      workload__users=64, workload__redo_bytes_per_txn=200000, run__duration="2s")
+                      workload__users=64, workload__redo_bytes_per_txn=200000, run__duration="2s",
+                      workload__log_free_checks_per_txn=1)
     res = Server(scenario_from_dict(doc, "test")).run()
     over = [w for w in res.warnings if w.startswith("checkpoint age reached")]
     assert len(over) == 1
@@ -415,6 +417,7 @@ def test_critical_section_is_entered_in_arrival_order():
     u.cores = [0.0, 0.0]
     u.latch_free_s = 0.0
     u.read_cpu_s = [0.0, 0.0]
+    u.cpu_left_s, u.cpu_piece_s, u.mtr_checks, u.in_cpu = [-1.0, -1.0], [0.0, 0.0], 1, {}
     u.prof = SimpleNamespace(cpu_s_per_txn=1e-3, serial_s_per_txn=1e-4)
     u.heap, u._seq = [], 0
     cpu = iter([5.0, 1.0])                          # thread 0: 5 ms of CPU, thread 1: 1 ms
@@ -646,3 +649,70 @@ def test_each_commit_waits_for_a_log_write_after_its_commit_record(monkeypatch):
     monkeypatch.setattr(ut, "TRX_COMMIT_REDO_BYTES", 0)
     writes_without, commits_without = writes_and_commits()
     assert writes_without < 0.5 * writes and commits_without > 0
+
+
+def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_operation():
+    """log_free_check runs before each row operation (row_ins_clust_index_entry,
+    row_upd_clust_step, ...): a thread 0.5 ms into 1.8 ms of CPU cut into 18 pieces, finding
+    check_flush_or_checkpoint set in the step to 0.75 ms, stops at 0.6 ms, gives its core back
+    from then, waits in log_check_margins, and then runs the 1.2 ms left, not a new draw."""
+    import simpy
+    from types import SimpleNamespace
+
+    from models.user_threads import _COMMIT_REQ, _CPU_RESUME, MARGIN, RUN, UserThreads
+
+    env = simpy.Environment()
+    log = SimpleNamespace(check_flush_or_checkpoint=False)
+    margins = []
+
+    class Logsys:
+        def log_close_check(self):
+            log.check_flush_or_checkpoint = True          # the age is past the limit
+
+        def log_check_margins(self, on_wait):
+            margins.append(env.now)
+            on_wait("margin")
+            yield env.timeout(0.01)
+            log.check_flush_or_checkpoint = False
+
+    u = UserThreads.__new__(UserThreads)
+    u.env, u.log, u.logsys = env, log, Logsys()
+    u.cores = [0.0]
+    u.latch_free_s = 0.0
+    u.read_cpu_s = [0.0]
+    u.cpu_left_s, u.cpu_piece_s, u.mtr_checks, u.in_cpu = [-1.0], [0.0], 18, {}
+    u.cancelled, u.checked_to_s = set(), 0.0005
+    u.prof = SimpleNamespace(cpu_s_per_txn=1.8e-3, serial_s_per_txn=0.0)
+    u.heap, u._seq = [], 0
+    u.state, u.since = [RUN], [0.0]
+    u._iv_state, u._iv_t0, u._iv_t1 = [], [], []
+    draws = iter([1.0])
+    u._cpu = SimpleNamespace(next=lambda: next(draws))
+    u._cpu_phase(0, 0.0)
+    assert u.in_cpu[0] == (0.0, pytest.approx(1.8e-3))
+    u._mtr_free_checks(0.00075)
+    assert 0 not in u.in_cpu and u.state[0] == MARGIN
+    assert u.since[0] == pytest.approx(0.0006)
+    assert u.cores == [pytest.approx(0.0006)]
+    assert u.cpu_left_s[0] == pytest.approx(1.2e-3)
+    env.run(until=0.02)
+    assert margins == [0.0]
+    kinds = sorted((t, kind) for t, _, kind, _ in u.heap)
+    assert kinds == [(pytest.approx(1.8e-3), _COMMIT_REQ), (pytest.approx(0.01), _CPU_RESUME)]
+    u.heap = [e for e in u.heap if e[2] == _CPU_RESUME]
+    u._cpu_phase(0, 0.01)                                    # the rest of the work, no new draw
+    assert u.in_cpu[0] == (0.01, pytest.approx(0.0112))
+    assert (0, pytest.approx(1.8e-3)) in [(th, t) for th, t in u.cancelled]
+
+
+def test_more_log_free_checks_per_transaction_catch_more_threads_at_the_sync_point():
+    """A 2 x 1 MB log keeps the age at the sync point: with one log_free_check per row operation
+    the threads meet it inside their transactions too, so more of them preflush and wait."""
+    out = {}
+    for checks in (1, 18):
+        doc = small_doc(server__innodb_log_file_size="1M", run__duration="2s",
+                        workload__log_free_checks_per_txn=checks)
+        res = Server(scenario_from_dict(doc, "test")).run()
+        out[checks] = summary(res)
+    assert out[18]["buffer_flush_sync_waits"] > out[1]["buffer_flush_sync_waits"]
+    assert out[18]["sync_flush_thread_s"] > out[1]["sync_flush_thread_s"]
