@@ -68,8 +68,10 @@ class FlushBatches:
             self.no_flush[i][t].succeed()
 
     def wait_end(self, i: int, t: int):
-        """buf_flush_wait_batch_end for one instance (SimPy generator)."""
-        while self.busy(i, t):
+        """buf_flush_wait_batch_end for one instance (SimPy generator): os_event_wait on no_flush
+        returns once the event has been set after the wait began (os_event_wait_low's
+        signal_count), even when another batch started on the instance before the thread ran."""
+        if self.busy(i, t):
             yield self.no_flush[i][t]
 
     def wait_all_end(self, t: int):

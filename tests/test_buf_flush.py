@@ -154,3 +154,31 @@ def test_mariadb_lru_flush_evicts_once_more_when_its_write_quota_runs_out():
         else:
             assert pool.inst[0].free == 4              # the written pages, freed on completion
         pool.check_invariants()
+
+
+def test_wait_batch_end_returns_once_the_batch_it_waited_for_ends():
+    """os_event_wait on no_flush returns once the event was set after the wait began, even if
+    another batch started on the instance in the same instant (signal_count, os0sync.cc)."""
+    from models.buf_flush import LIST
+
+    env = simpy.Environment()
+    b = FlushBatches(env, 1)
+    assert b.start(0, LIST)
+    b.n_flush[0][LIST] = 1
+    b.end(0, LIST)                       # issued, one write in flight
+    done = []
+
+    def waiter():
+        yield from b.wait_end(0, LIST)
+        done.append(env.now)
+
+    def writer():
+        yield env.timeout(1.0)
+        b.write_done(0, LIST)            # the batch ends ...
+        assert b.start(0, LIST)          # ... and another starts before the waiter runs
+
+    env.process(waiter())
+    env.process(writer())
+    env.run(until=5.0)
+    assert done == [1.0]
+    assert b.busy(0, LIST)
