@@ -263,7 +263,10 @@ class UserThreads:
         self.in_cpu: dict[int, tuple[float, float]] = {}   # thread -> (begin, end) of its CPU piece run
         self.cpu_piece_s = [0.0] * n_users
         self.cpu_left_s = [-1.0] * n_users    # CPU still to run after a wait at a log_free_check
-        self.cancelled: set[tuple[int, float]] = set()     # (thread, end) of CPU runs cut short
+        # (thread, end, event kind) of CPU runs cut short or moved: how many such events to skip
+        self.cancelled: dict[tuple[int, float, int], int] = {}
+        self.queued_on: dict[float, int] = {}  # a core's booked end -> the thread queued to start then
+        self.cpu_ready_s = [0.0] * n_users     # when the thread asked for a core
         self.checked_to_s = 0.0               # log_free_checks are evaluated up to this time
         self.latch_free_s = 0.0
         # innodb_thread_concurrency (models.srv_conc); None: no limit.
@@ -365,10 +368,10 @@ class UserThreads:
                 elif kind == _CPU:
                     self._cpu_phase(arg, t)
                 elif kind == _COMMIT_REQ:
-                    if self.cancelled and (arg, t) in self.cancelled:
-                        self.cancelled.discard((arg, t))
+                    if self.cancelled and self._skip(arg, t, _COMMIT_REQ):
                         continue
-                    self.in_cpu.pop(arg, None)
+                    if self.in_cpu:
+                        self._cpu_done(arg)
                     self._commit_req(arg, t)
                 elif kind == _COMMIT:
                     self._durable(arg, t)
@@ -377,10 +380,10 @@ class UserThreads:
                     self.resumed[arg] = True
                     self.pending.append((t, arg))
                 elif kind == _LATCH:
-                    if self.cancelled and (arg, t) in self.cancelled:
-                        self.cancelled.discard((arg, t))
+                    if self.cancelled and self._skip(arg, t, _LATCH):
                         continue
-                    self.in_cpu.pop(arg, None)
+                    if self.in_cpu:
+                        self._cpu_done(arg)
                     self._latch(arg, t)
                 elif kind == _CPU_RESUME:
                     self._account(arg, t, RUN)
@@ -427,17 +430,57 @@ class UserThreads:
             if tc <= until and tc < end - 1e-12:
                 self._cut_cpu(th, tc, end)
 
+    def _skip(self, th: int, t: float, kind: int) -> bool:
+        """True for the event of a CPU run that was cut short or moved (and forget one of them)."""
+        key = (th, t, kind)
+        n = self.cancelled.get(key)
+        if not n:
+            return False
+        if n == 1:
+            del self.cancelled[key]
+        else:
+            self.cancelled[key] = n - 1
+        return True
+
+    def _cancel(self, th: int, t: float, kind: int) -> None:
+        key = (th, t, kind)
+        self.cancelled[key] = self.cancelled.get(key, 0) + 1
+
+    def _cpu_done(self, th: int) -> None:
+        entry = self.in_cpu.pop(th, None)
+        if entry is not None and self.queued_on.get(entry[0]) == th:
+            del self.queued_on[entry[0]]
+
     def _cut_cpu(self, th: int, tc: float, end: float) -> None:
-        """Thread th stops its CPU phase at a log_free_check at tc and runs log_check_margins."""
-        del self.in_cpu[th]
-        cores = self.cores
-        try:
-            cores[cores.index(end)] = tc                  # its core is free from tc
-            heapq.heapify(cores)
-        except ValueError:
-            pass                                           # a queued thread already took it at `end`
+        """Thread th stops its CPU phase at a log_free_check at tc and runs log_check_margins.
+
+        Its core is free from tc: the thread queued to start on it at `end` starts as soon as it
+        is free and ready instead, and so on down the queue (the scheduler gives a blocked
+        thread's core to the next runnable one); the last booking moves in the cores heap."""
+        self._cpu_done(th)
+        free, old = tc, end
+        end_kind = _LATCH if self.prof.serial_s_per_txn > 0.0 else _COMMIT_REQ
+        while True:
+            nxt = self.queued_on.pop(old, None)
+            if nxt is None:
+                cores = self.cores
+                try:
+                    cores[cores.index(old)] = free
+                    heapq.heapify(cores)
+                except ValueError:                         # taken by a thread not in a CPU phase
+                    pass
+                break
+            b, e = self.in_cpu[nxt]
+            nb = max(free, self.cpu_ready_s[nxt])
+            ne = e - (b - nb)
+            self.in_cpu[nxt] = (nb, ne)
+            if nb > self.cpu_ready_s[nxt]:
+                self.queued_on[nb] = nxt
+            self._cancel(nxt, e, end_kind)
+            self.push(ne, end_kind, nxt)
+            free, old = ne, e
         self.cpu_left_s[th] = end - tc
-        self.cancelled.add((th, end))
+        self._cancel(th, end, end_kind)
         self._account(th, tc, MARGIN)
         detached.start(self.env, self._margin(th, _CPU_RESUME))
 
@@ -633,6 +676,9 @@ class UserThreads:
         heapq.heappush(cores, end)
         if self.mtr_checks > 1:
             self.in_cpu[th] = (begin, end)
+            self.cpu_ready_s[th] = t
+            if begin > t:
+                self.queued_on[begin] = th
         if self.prof.serial_s_per_txn > 0.0:
             self.push(end, _LATCH, th)
         else:
