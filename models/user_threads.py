@@ -20,7 +20,8 @@ row_ins_clust_index_entry / row_ins_sec_index_entry, row0upd.cc row_upd_clust_st
 row_upd_sec_step: one call per row and per index entry changed). The CPU phase is cut into the
 profile's `log_free_checks_per_txn` pieces; once per step the flag is tested (log_close's test, as
 the mtr commits in between would run it) and a thread whose next piece boundary fell in the step
-stops there, frees its core, runs log_check_margins and then the CPU it has left. Each thread
+stops there, hands its core to the thread queued for it, runs log_check_margins and then the
+CPU it has left. Each thread
 entering log_check_margins first runs log_close's test itself, as its own last mtr commit did just
 before: a flag another thread cleared while the age is still past the limit is set again.
 
