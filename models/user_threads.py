@@ -361,6 +361,7 @@ class UserThreads:
         """Process every event up to `until`; transaction starts are gathered and run as a batch."""
         heap = self.heap
         pop = heapq.heappop
+        in_cpu, queued_on = self.in_cpu, self.queued_on
         while True:
             while heap and heap[0][0] <= until:
                 t, _, kind, arg = pop(heap)
@@ -371,8 +372,9 @@ class UserThreads:
                 elif kind == _COMMIT_REQ:
                     if self.cancelled and self._skip(arg, t, _COMMIT_REQ):
                         continue
-                    if self.in_cpu:
-                        self._cpu_done(arg)
+                    entry = in_cpu.pop(arg, None)
+                    if entry is not None and queued_on.get(entry[0]) == arg:
+                        del queued_on[entry[0]]
                     self._commit_req(arg, t)
                 elif kind == _COMMIT:
                     self._durable(arg, t)
@@ -383,8 +385,9 @@ class UserThreads:
                 elif kind == _LATCH:
                     if self.cancelled and self._skip(arg, t, _LATCH):
                         continue
-                    if self.in_cpu:
-                        self._cpu_done(arg)
+                    entry = in_cpu.pop(arg, None)
+                    if entry is not None and queued_on.get(entry[0]) == arg:
+                        del queued_on[entry[0]]
                     self._latch(arg, t)
                 elif kind == _CPU_RESUME:
                     self._account(arg, t, RUN)
