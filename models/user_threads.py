@@ -269,6 +269,8 @@ class UserThreads:
         self.queued_on: dict[float, int] = {}  # a core's booked end -> the thread queued to start then
         self.cpu_ready_s = [0.0] * n_users     # when the thread asked for a core
         self.checked_to_s = 0.0               # log_free_checks are evaluated up to this time
+        # What follows a CPU run: the server-wide critical section, or the commit when there is none.
+        self.cpu_end_kind = _LATCH if profile.serial_s_per_txn > 0.0 else _COMMIT_REQ
         self.latch_free_s = 0.0
         # innodb_thread_concurrency (models.srv_conc); None: no limit.
         self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
@@ -361,7 +363,7 @@ class UserThreads:
         """Process every event up to `until`; transaction starts are gathered and run as a batch."""
         heap = self.heap
         pop = heapq.heappop
-        in_cpu, queued_on = self.in_cpu, self.queued_on
+        in_cpu = self.in_cpu
         while True:
             while heap and heap[0][0] <= until:
                 t, _, kind, arg = pop(heap)
@@ -370,11 +372,10 @@ class UserThreads:
                 elif kind == _CPU:
                     self._cpu_phase(arg, t)
                 elif kind == _COMMIT_REQ:
-                    if self.cancelled and self._skip(arg, t, _COMMIT_REQ):
+                    if self.cancelled and self._skip(arg, t, kind):
                         continue
-                    entry = in_cpu.pop(arg, None)
-                    if entry is not None and queued_on.get(entry[0]) == arg:
-                        del queued_on[entry[0]]
+                    if in_cpu:
+                        self._cpu_done(arg)
                     self._commit_req(arg, t)
                 elif kind == _COMMIT:
                     self._durable(arg, t)
@@ -383,11 +384,10 @@ class UserThreads:
                     self.resumed[arg] = True
                     self.pending.append((t, arg))
                 elif kind == _LATCH:
-                    if self.cancelled and self._skip(arg, t, _LATCH):
+                    if self.cancelled and self._skip(arg, t, kind):
                         continue
-                    entry = in_cpu.pop(arg, None)
-                    if entry is not None and queued_on.get(entry[0]) == arg:
-                        del queued_on[entry[0]]
+                    if in_cpu:
+                        self._cpu_done(arg)
                     self._latch(arg, t)
                 elif kind == _CPU_RESUME:
                     self._account(arg, t, RUN)
@@ -451,6 +451,7 @@ class UserThreads:
         self.cancelled[key] = self.cancelled.get(key, 0) + 1
 
     def _cpu_done(self, th: int) -> None:
+        """Thread th's CPU run is over (or cut): it no longer holds or waits for a core."""
         entry = self.in_cpu.pop(th, None)
         if entry is not None and self.queued_on.get(entry[0]) == th:
             del self.queued_on[entry[0]]
@@ -463,7 +464,7 @@ class UserThreads:
         thread's core to the next runnable one); the last booking moves in the cores heap."""
         self._cpu_done(th)
         free, old = tc, end
-        end_kind = _LATCH if self.prof.serial_s_per_txn > 0.0 else _COMMIT_REQ
+        end_kind = self.cpu_end_kind
         while True:
             nxt = self.queued_on.pop(old, None)
             if nxt is None:
@@ -683,10 +684,7 @@ class UserThreads:
             self.cpu_ready_s[th] = t
             if begin > t:
                 self.queued_on[begin] = th
-        if self.prof.serial_s_per_txn > 0.0:
-            self.push(end, _LATCH, th)
-        else:
-            self.push(end, _COMMIT_REQ, th)
+        self.push(end, self.cpu_end_kind, th)
 
     def _latch(self, th: int, t: float) -> None:
         """The server-wide critical section, entered in the order the threads reach it."""
