@@ -495,10 +495,12 @@ class Device:
         if need > self._wc_left:
             i = bisect.bisect_left(cum, need, head)
             admit = max(now, end[i])
+        ack = admit + self.profile.write_cache_latency_s
+        leaves = destage_done if destage_done > ack else ack     # in the cache until on the media
         self._wc_total += nbytes
         cum.append(self._wc_total)
-        end.append(destage_done if not end or end[-1] < destage_done else end[-1])
-        return admit + self.profile.write_cache_latency_s
+        end.append(leaves if not end or end[-1] < leaves else end[-1])
+        return ack
 
     def _class(self, op: str, size: int) -> tuple:
         """(service_s, pipeline_s, cv, depth_curve, mix multiplier at 50% reads, service-noise draw,
@@ -607,11 +609,16 @@ class Device:
             # The front end first (FIFO, one at a time), then the unit, with the same draw.
             start = self._book_front(now, service)
             done = self._unit_after(start + service, unit_s * z, u) + pipeline
-        bisect.insort(self._inflight, done)
+        media_s = done
         if self._wc_bytes:
             if op == WRITE:
-                done = self._cache_ack(now, size, done)
+                done = self._cache_ack(now, size, media_s)
+                # A write held for room in a full cache reaches the media no earlier than the
+                # cache takes it (its destage, booked on a unit at admission, may end sooner).
+                if done > media_s:
+                    media_s = done
             self._ack(now, done)
+        bisect.insort(self._inflight, media_s)
         gc = self.profile.gc_erases_per_write
         if op == WRITE and gc > 0.0 and self._unit.next() < gc:
             # An erase seizes the unit that frees first, as a background GC would.
@@ -729,8 +736,8 @@ class Device:
         else:
             start = self._book_front(now, service)
             end = self._unit_after(start + service, unit_s * z * size / largest, -1) + pipeline
-        bisect.insort(self._inflight, end)
         done = self._cache_ack(now, size, end)
+        bisect.insort(self._inflight, end if end > done else done)   # on the media once cached
         self._ack(now, done)
         self._count(WRITE, size, now, start, done, service)
         self.stats.appends += 1
@@ -756,7 +763,7 @@ class Device:
         done = now
         busy = 0.0
         first_start = None
-        pieces = 0
+        ends: list[float] = []
         ready = now                 # when the chunks reach the units (after the front end, if any)
         fe_end = now
         if unit_s is not None:
@@ -784,14 +791,16 @@ class Device:
             if first_start is None:
                 first_start = start
             end = start + work + pipeline
-            bisect.insort(self._inflight, end)
-            pieces += 1
+            ends.append(end)
             done = max(done, end)
         if self._wc_bytes:
             if op == WRITE:
                 done = self._cache_ack(now, n * size, done)
-            for _ in range(pieces):
+                ends = [e if e > done else done for e in ends]    # on the media once cached
+            for _ in ends:
                 self._ack(now, done)
+        for e in ends:
+            bisect.insort(self._inflight, e)
         st = self.stats
         st.ops[op] += n
         st.bytes[op] += n * size

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 import simpy
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from models.device import (READ, WRITE, Device, Draws, IdleTime, builtin_profile_names, load_profile,
@@ -503,3 +503,32 @@ def test_front_end_large_ios_and_appends_pass_it():
     assert dev.busy_s(1.0) == pytest.approx(8 * 20e-6 * 4)
     later = dev.schedule_append(1.0, 4096)
     assert later == pytest.approx(1.0 + 100e-6)
+
+
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1e-5, 1e-4, 5e-4, 2e-3]),
+                          st.sampled_from([READ, WRITE, WRITE, "append", "64K write"])),
+                min_size=1, max_size=120),
+       st.integers(1, 4), st.sampled_from(["pooled", "striped"]), st.integers(1, 8), st.integers(0, 2**16))
+@example([(0.0, WRITE)] * 4, 2, "pooled", 1, 1)
+def test_a_write_reaches_the_media_no_earlier_than_the_cache_takes_it(steps, k, assignment, cache_pages, seed):
+    """A write that waits for room in a full write cache is acknowledged when room frees; it cannot
+    be on the media before then, so the destage backlog (acknowledged, not yet on the media) is
+    never negative, whatever unit the write's destage was booked on: random writes, appends
+    (schedule_append) and writes larger than the largest class (schedule_sized, spread)."""
+    env = simpy.Environment()
+    p = simple_profile(k=k, cap=4000, lat=1e-3, cv=0.3, assignment=assignment,
+                       write_cache={"bytes": cache_pages * 4096, "latency_s": 1e-4})
+    dev = Device(env, p, np.random.default_rng(seed))
+    for dt, op in steps:
+        if env.now + dt > env.now:
+            env.run(until=env.now + dt)
+        if op == "append":
+            ack = dev.schedule_append(env.now, 4096)
+        elif op == "64K write":
+            ack = dev.schedule_sized(env.now, WRITE, 65536)
+        else:
+            ack = dev.schedule(env.now, op, 4096)
+        # The counts ahead of the present, up to just past this I/O's acknowledgement.
+        for t in np.linspace(env.now, ack + 1e-4, 40):
+            host, backlog = dev.queue_depths(float(t))
+            assert host >= 0 and backlog >= 0
