@@ -425,14 +425,24 @@ class UserThreads:
         if not self.log.check_flush_or_checkpoint:
             return
         lo = self.checked_to_s
-        for th, (begin, end) in list(self.in_cpu.items()):
+        todo = list(self.in_cpu)
+        i = 0
+        while i < len(todo):
+            th = todo[i]
+            i += 1
+            entry = self.in_cpu.get(th)
+            if entry is None:
+                continue                                   # cut earlier in this step
+            begin, end = entry
             if begin >= until:
                 continue                                   # still queued for a core
             piece = self.cpu_piece_s[th]
             k = 1 if lo <= begin else math.floor((lo - begin) / piece) + 1
             tc = begin + k * piece
             if tc <= until and tc < end - 1e-12:
-                self._cut_cpu(th, tc, end)
+                # The threads queued behind th start earlier on its core; a check point of theirs
+                # may now fall in this step, so they are looked at (again).
+                todo.extend(self._cut_cpu(th, tc, end))
 
     def _skip(self, th: int, t: float, kind: int) -> bool:
         """True for the event of a CPU run that was cut short or moved (and forget one of them)."""
@@ -456,8 +466,9 @@ class UserThreads:
         if entry is not None and self.queued_on.get(entry[0]) == th:
             del self.queued_on[entry[0]]
 
-    def _cut_cpu(self, th: int, tc: float, end: float) -> None:
-        """Thread th stops its CPU phase at a log_free_check at tc and runs log_check_margins.
+    def _cut_cpu(self, th: int, tc: float, end: float) -> list[int]:
+        """Thread th stops its CPU phase at a log_free_check at tc and runs log_check_margins;
+        returns the threads whose CPU run moved earlier.
 
         Its core is free from tc: the thread queued to start on it at `end` starts as soon as it
         is free and ready instead, and so on down the queue (the scheduler gives a blocked
@@ -465,6 +476,7 @@ class UserThreads:
         self._cpu_done(th)
         free, old = tc, end
         end_kind = self.cpu_end_kind
+        moved: list[int] = []
         while True:
             nxt = self.queued_on.pop(old, None)
             if nxt is None:
@@ -483,11 +495,13 @@ class UserThreads:
                 self.queued_on[nb] = nxt
             self._cancel(nxt, e, end_kind)
             self.push(ne, end_kind, nxt)
+            moved.append(nxt)
             free, old = ne, e
         self.cpu_left_s[th] = end - tc
         self._cancel(th, end, end_kind)
         self._account(th, tc, MARGIN)
         detached.start(self.env, self._margin(th, _CPU_RESUME))
+        return moved
 
     def _margin(self, th: int, resume: int = _RESUME):
         first = True

@@ -660,7 +660,8 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     row_upd_clust_step, ...): a thread 0.5 ms into 1.8 ms of CPU cut into 18 pieces, finding
     check_flush_or_checkpoint set in the step to 0.75 ms, stops at 0.6 ms, gives its core to the
     thread queued for it from then, waits in log_check_margins, and then runs the 1.2 ms left,
-    not a new draw."""
+    not a new draw. The thread that took the core meets its own first row operation at 0.65 ms,
+    inside the same step, with the flag still set: it stops there too."""
     import simpy
     from types import SimpleNamespace
 
@@ -705,13 +706,16 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     assert 0 not in u.in_cpu and u.state[0] == MARGIN
     assert u.since[0] == pytest.approx(0.0006)
     assert u.cpu_left_s[0] == pytest.approx(1.2e-3)
-    # The core goes to thread 1 at the cut: it runs 0.6-1.5 ms instead of 1.8-2.7 ms.
-    assert u.in_cpu[1] == (pytest.approx(0.0006), pytest.approx(0.0015))
-    assert u.cores == [pytest.approx(0.0015)]
+    # The core goes to thread 1 at the cut (0.6 ms instead of 1.8 ms); its CPU is 0.9 ms in 18
+    # pieces, so its first check point is at 0.65 ms, in this step: it stops there as well.
+    assert 1 not in u.in_cpu and u.state[1] == MARGIN
+    assert u.since[1] == pytest.approx(0.00065)
+    assert u.cpu_left_s[1] == pytest.approx(0.85e-3)
+    assert u.cores == [pytest.approx(0.00065)]
     env.run(until=0.02)
-    assert margins == [0.0]
+    assert margins == [0.0, 0.0]
     live = sorted((t, kind, th) for t, _, kind, th in u.heap if (th, t, kind) not in u.cancelled)
-    assert live == [(pytest.approx(0.0015), _COMMIT_REQ, 1), (pytest.approx(0.01), _CPU_RESUME, 0)]
+    assert live == [(pytest.approx(0.01), _CPU_RESUME, 0), (pytest.approx(0.01), _CPU_RESUME, 1)]
     u._cpu_phase(0, 0.01)                                    # the rest of the work, no new draw
     assert u.in_cpu[0] == (0.01, pytest.approx(0.0112))
 
