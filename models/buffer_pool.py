@@ -159,6 +159,7 @@ class BufferPool:
         self.young = [Ring() for _ in range(n_instances)]
         self.old = [Ring() for _ in range(n_instances)]
         self.flush = [Ring() for _ in range(n_instances)]          # (page, oldest_lsn) pairs
+        self._oldest_all = 0                                       # oldest_modification_all, -1: unknown
         # When no instance can ever evict (all its pages fit with room for the LRU scan depth's free
         # pages), the LRU order is never consulted and its upkeep on hits is skipped.
         per_inst = np.bincount(self.inst_of, minlength=n_instances)
@@ -561,6 +562,7 @@ class BufferPool:
             order = np.argsort(first_lsn, kind="stable")
             first, first_lsn = first[order], first_lsn[order]
         self.oldest_lsn[first] = first_lsn
+        self._oldest_all = -1
         inst = self.inst_of[first]
         for i in np.unique(inst).tolist():
             sel = inst == i
@@ -579,6 +581,7 @@ class BufferPool:
             return 0
         first = pages[clean]
         first_lsn = lsns[clean]
+        self._oldest_all = -1
         if self.n_instances > 1 and len(first) < 32:
             # Few pages: the same dedup and (LSN, page) order in Python, one push each.
             oldest_at = {}
@@ -632,12 +635,19 @@ class BufferPool:
         return ring.at(k)[1] if k < ring.hi else 0
 
     def oldest_modification_all(self) -> int:
-        """The smallest oldest_modification over all instances, 0 when nothing is dirty."""
+        """The smallest oldest_modification over all instances, 0 when nothing is dirty.
+
+        Kept until a page is dirtied for the first time or a write completes (the only changes
+        to any oldest_modification); log_close asks for it at every log_free_check."""
+        best = self._oldest_all
+        if best >= 0:
+            return best
         best = 0
         for i in range(self.n_instances):
             o = self.oldest_modification(i)
             if o and (best == 0 or o < best):
                 best = o
+        self._oldest_all = best
         return best
 
     def count_below(self, i: int, lsn_limit: int, cap: int) -> int:
@@ -734,6 +744,7 @@ class BufferPool:
             self.double_completions += 1          # a write completed twice: a bug (tests check 0)
         self.io_fix[page] = 0
         self.writes_completed += 1
+        self._oldest_all = -1
         if self.oldest_lsn[page] == 0:
             self._may_be_evictable(page)
             return False

@@ -92,6 +92,9 @@ def test_random_operations_keep_invariants(ops, inst):
         pool.check_invariants()
         oldest = pool.oldest_modification_all()
         assert oldest == 0 or oldest <= lsn
+        # The kept value is the smallest oldest_modification of any dirty page.
+        dirty = pool.oldest_lsn[pool.oldest_lsn != 0]
+        assert oldest == (int(dirty.min()) if len(dirty) else 0)
     assert pool.unwritten_changes() == 0
     assert pool.double_completions == 0
 
@@ -235,6 +238,7 @@ def _modify_lsns_reference(pool, pages, lsns, end_lsns):
     first, idx = np.unique(first, return_index=True)
     first_lsn = first_lsn[idx]
     order = np.argsort(first_lsn, kind="stable")
+    pool._oldest_all = -1                       # as BufferPool's own paths do
     for page, lsn in zip(first[order].tolist(), first_lsn[order].tolist()):
         pool.oldest_lsn[page] = lsn
         i = int(pool.inst_of[page])
