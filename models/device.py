@@ -721,15 +721,20 @@ class Device:
         """
         if not self._wc_bytes:
             return self.schedule_sized(now, WRITE, size)
+        # One call per log write and per journal commit: _note_mix, outstanding, _ack and _count
+        # are written out here (the same arithmetic, in the same order).
         largest = self._largest[WRITE]
-        service, pipeline, cv, _curve, m50, noise, unit_s = self._class(WRITE, largest)
+        service, pipeline, cv, _curve, m50, noise, unit_s = (self._classes.get((WRITE, largest))
+                                                              or self._class(WRITE, largest))
         service *= size / largest
-        ewma = self._note_mix(0.0)
+        ewma = self._read_ewma
+        ewma = 0.0 if ewma is None else ewma + self._ewma_alpha * (0.0 - ewma)
+        self._read_ewma = ewma
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
         z = 1.0 if noise is None else noise()
         service *= z
-        self.outstanding(now)                           # drops completed entries: bounded memory
+        self._pending(self._inflight, now)              # drops completed entries: bounded memory
         if unit_s is None:
             start = self._book(now, service, -1)
             end = start + service + pipeline
@@ -738,9 +743,17 @@ class Device:
             end = self._unit_after(start + service, unit_s * z * size / largest, -1) + pipeline
         done = self._cache_ack(now, size, end)
         bisect.insort(self._inflight, end if end > done else done)   # on the media once cached
-        self._ack(now, done)
-        self._count(WRITE, size, now, start, done, service)
-        self.stats.appends += 1
+        acked = self._acked
+        if len(acked) > 4096:
+            self.host_outstanding(now)
+        bisect.insort(acked, done)
+        st = self.stats
+        st.ops[WRITE] += 1
+        st.bytes[WRITE] += size
+        st.latency_sum_s += done - now
+        st.queue_wait_sum_s += start - now
+        st.busy_sum_s += service * self._busy_scale
+        st.appends += 1
         return done
 
     def _schedule_spread(self, now: float, op: str, size: int, n: int) -> float:
