@@ -107,3 +107,31 @@ def test_calibration_target_rows_are_marked_and_printed_apart():
     assert lines["dbt2.8g.8inst.no_drops"].rstrip().endswith("ok")
     assert "suite flushing: 2 passed (1 of them calibration targets, not predictions), 1 failed" in text
     assert "fitted" in passed_fit.to_json("c") and "fitted" not in passed.to_json("c")
+
+
+def test_device_sensitivity_scales_the_whole_array(tmp_path):
+    """--write-scale: every write class's capacity times F and QD1 latency over F (the units each
+    class has stay as they were), reads and the cache as the profile has them."""
+    import json
+
+    import pytest as _pytest
+
+    from models.device import load_profile
+    from validation.device_sensitivity import PROFILE, variant_profile
+
+    base = json.loads(PROFILE.read_text())
+    path = variant_profile(None, None, tmp_path, write_scale=0.4)
+    doc = json.loads(path.read_text())
+    assert set(doc["classes"]["write"]) == set(base["classes"]["write"])
+    for size, cls in base["classes"]["write"].items():
+        new = doc["classes"]["write"][size]
+        assert new["capacity_iops"] == _pytest.approx(0.4 * cls["capacity_iops"])
+        assert new["latency_qd1_s"] == _pytest.approx(cls["latency_qd1_s"] / 0.4)
+        assert new["service_cv"] == cls["service_cv"]
+    assert doc["classes"]["read"] == base["classes"]["read"]
+    assert {k: v for k, v in doc.items() if k not in ("name", "description", "classes")} == \
+        {k: v for k, v in base.items() if k not in ("name", "description", "classes")}
+    p = load_profile(str(path))
+    assert p.op_class("write", 1048576).capacity_iops == _pytest.approx(0.4 * 300)
+    with _pytest.raises(ValueError):
+        variant_profile(3000, None, tmp_path, write_scale=0.5)

@@ -15,8 +15,15 @@ move with the device and, say, the workload together.
 `--cache-mb` sets the controller's write cache (one variant per size and write capacity; 0 removes
 it, so every write waits for its unit); the shipped profile has 256 MB since 2026-11-26.
 
+`--write-scale F ...` instead of `--write-iops`: a slower or faster array as a whole. Since the
+block layer merges adjacent page writes (2026-11-25) and the cache gathers the logs' appends
+(2026-11-26), much of the array's write work goes to its 256K and 1 MiB classes, which
+`--write-iops` leaves alone; F multiplies every write class's capacity and divides its QD1
+latency (so each class keeps the units its profile gives it), reads and the cache unchanged.
+
 Usage: python validation/device_sensitivity.py --write-iops 3000 4500 6000 [--latency-ms 1.4]
        [--merge | --no-merge] [--cache-mb 0 64 256] [--set workload.hot_data_pct=3 ...] [--jobs 2]
+       python validation/device_sensitivity.py --write-scale 0.4 0.55 1 [--cache-mb ...] [...]
 """
 
 from __future__ import annotations
@@ -47,23 +54,34 @@ def cache_label(cache_mb: float | None) -> str:
     return f", write cache {cache_mb:g} MB" if cache_mb > 0 else ", no write cache"
 
 
-def variant_profile(write_iops: float, latency_s: float | None, folder: Path, merge: bool | None = None,
-                    cache_mb: float | None = None) -> Path:
+def variant_profile(write_iops: float | None, latency_s: float | None, folder: Path, merge: bool | None = None,
+                    cache_mb: float | None = None, write_scale: float | None = None) -> Path:
+    """The assumed profile with random 16K writes at `write_iops` (and `latency_s`), or with every
+    write class scaled by `write_scale` (capacity x F, QD1 latency / F); written to `folder`."""
+    if (write_iops is None) == (write_scale is None):
+        raise ValueError("give write_iops or write_scale")
     doc = json.loads(PROFILE.read_text())
     if cache_mb is not None:
         if cache_mb > 0:
             doc["write_cache"] = dict(doc.get("write_cache", {"latency_s": 1e-4}), bytes=int(cache_mb * 2**20))
         else:
             doc.pop("write_cache", None)
-    cls = doc["classes"]["write"][PAGE]
-    cls["capacity_iops"] = write_iops
-    if latency_s is not None:
-        cls["latency_qd1_s"] = latency_s
+    if write_scale is not None:
+        for cls in doc["classes"]["write"].values():
+            cls["capacity_iops"] = cls["capacity_iops"] * write_scale
+            cls["latency_qd1_s"] = cls["latency_qd1_s"] / write_scale
+        tag, what = f"x{write_scale:g}", f"Every write class scaled by {write_scale:g} (capacity x, QD1 latency /)"
+    else:
+        cls = doc["classes"]["write"][PAGE]
+        cls["capacity_iops"] = write_iops
+        if latency_s is not None:
+            cls["latency_qd1_s"] = latency_s
+        tag, what = f"w{write_iops:g}", f"Random 16K writes set to {write_iops:g}/s"
     if merge is not None:
         doc["merge_adjacent_writes"] = merge
-    tag = f"w{write_iops:g}" + ("" if cache_mb is None else f"-c{cache_mb:g}")
+    tag += "" if cache_mb is None else f"-c{cache_mb:g}"
     doc["name"] = f"{doc['name']}-{tag}"
-    doc["description"] = (f"{doc['description']} Random 16K writes set to {write_iops:g}/s by device_sensitivity.py"
+    doc["description"] = (f"{doc['description']} {what} by device_sensitivity.py"
                           f"{'' if merge is None else (', adjacent page writes merged' if merge else ', no write merging')}"
                           f"{cache_label(cache_mb)}.")
     path = folder / f"{tag}.json"
@@ -78,8 +96,11 @@ def _run(args: tuple[str, str, tuple[str, ...]]) -> tuple[tuple[str, str], dict]
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write-iops", type=float, nargs="+", required=True,
-                    help="random 16K write capacities to try (the profile has 3000)")
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--write-iops", type=float, nargs="+",
+                       help="random 16K write capacities to try (the profile has 3000)")
+    which.add_argument("--write-scale", type=float, nargs="+",
+                       help="factors for every write class: capacity times F, QD1 latency over F")
     ap.add_argument("--latency-ms", type=float, default=None, help="QD1 write latency (the profile has 1.4)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a setting for every run, as innosim run --set")
@@ -99,13 +120,21 @@ def main() -> int:
         caches = args.cache_mb if args.cache_mb is not None else [None]
         if any(c is not None and c < 0 for c in caches):
             ap.error("--cache-mb: sizes are 0 (no cache) or more")
-        devices = {(w, c): str(variant_profile(w, latency, Path(tmp), args.merge, c))
-                   for w in args.write_iops for c in caches}
+        if args.write_scale is not None:
+            if any(f <= 0 for f in args.write_scale):
+                ap.error("--write-scale: factors are more than 0")
+            if args.latency_ms is not None:
+                ap.error("--latency-ms goes with --write-iops; --write-scale scales every latency itself")
+            devices = {(f, c): str(variant_profile(None, None, Path(tmp), args.merge, c, write_scale=f))
+                       for f in args.write_scale for c in caches}
+        else:
+            devices = {(w, c): str(variant_profile(w, latency, Path(tmp), args.merge, c))
+                       for w in args.write_iops for c in caches}
         for (w, _c), path in devices.items():
             try:
                 load_profile(path)
             except InputError as e:              # e.g. a capacity the QD1 latency cannot give
-                print(f"device_sensitivity.py: --write-iops {w:g}: {e}; a lower capacity needs a longer "
+                print(f"device_sensitivity.py: variant {w:g}: {e}; a lower capacity needs a longer "
                       "--latency-ms", file=sys.stderr)
                 return 2
         with ProcessPoolExecutor(max(1, args.jobs)) as ex:
@@ -115,7 +144,8 @@ def main() -> int:
         passed = sum(1 for x in results if x.ok is True)
         failed = sum(1 for x in results if x.ok is False)
         merged = "" if args.merge is None else (", adjacent writes merged" if args.merge else ", no write merging")
-        print(f"random 16K writes {w:g}/s{merged}{cache_label(c)}{''.join(f', {x}' for x in args.set)}: "
+        label = f"every write class x{w:g}" if args.write_scale is not None else f"random 16K writes {w:g}/s"
+        print(f"{label}{merged}{cache_label(c)}{''.join(f', {x}' for x in args.set)}: "
               f"{passed} passed, {failed} failed")
         for x in results:
             verdict = "n/a" if x.ok is None else ("ok" if x.ok else "FAIL")
