@@ -721,8 +721,8 @@ class Device:
         """
         if not self._wc_bytes:
             return self.schedule_sized(now, WRITE, size)
-        # One call per log write and per journal commit: _note_mix, outstanding, _ack and _count
-        # are written out here (the same arithmetic, in the same order).
+        # One call per log write and per journal commit: _note_mix, outstanding and _ack are
+        # written out here (the same arithmetic, in the same order).
         largest = self._largest[WRITE]
         service, pipeline, cv, _curve, m50, noise, unit_s = (self._classes.get((WRITE, largest))
                                                               or self._class(WRITE, largest))
@@ -747,13 +747,8 @@ class Device:
         if len(acked) > 4096:
             self.host_outstanding(now)
         bisect.insort(acked, done)
-        st = self.stats
-        st.ops[WRITE] += 1
-        st.bytes[WRITE] += size
-        st.latency_sum_s += done - now
-        st.queue_wait_sum_s += start - now
-        st.busy_sum_s += service * self._busy_scale
-        st.appends += 1
+        self._count(WRITE, size, now, start, done, service)
+        self.stats.appends += 1
         return done
 
     def _schedule_spread(self, now: float, op: str, size: int, n: int) -> float:
