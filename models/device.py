@@ -721,20 +721,15 @@ class Device:
         """
         if not self._wc_bytes:
             return self.schedule_sized(now, WRITE, size)
-        # One call per log write and per journal commit: _note_mix, outstanding and _ack are
-        # written out here (the same arithmetic, in the same order).
         largest = self._largest[WRITE]
-        service, pipeline, cv, _curve, m50, noise, unit_s = (self._classes.get((WRITE, largest))
-                                                              or self._class(WRITE, largest))
+        service, pipeline, cv, _curve, m50, noise, unit_s = self._class(WRITE, largest)
         service *= size / largest
-        ewma = self._read_ewma
-        ewma = 0.0 if ewma is None else ewma + self._ewma_alpha * (0.0 - ewma)
-        self._read_ewma = ewma
+        ewma = self._note_mix(0.0)
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
         z = 1.0 if noise is None else noise()
         service *= z
-        self._pending(self._inflight, now)              # drops completed entries: bounded memory
+        self.outstanding(now)                           # drops completed entries: bounded memory
         if unit_s is None:
             start = self._book(now, service, -1)
             end = start + service + pipeline
@@ -743,10 +738,7 @@ class Device:
             end = self._unit_after(start + service, unit_s * z * size / largest, -1) + pipeline
         done = self._cache_ack(now, size, end)
         bisect.insort(self._inflight, end if end > done else done)   # on the media once cached
-        acked = self._acked
-        if len(acked) > 4096:
-            self.host_outstanding(now)
-        bisect.insort(acked, done)
+        self._ack(now, done)
         self._count(WRITE, size, now, start, done, service)
         self.stats.appends += 1
         return done
