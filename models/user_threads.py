@@ -363,7 +363,6 @@ class UserThreads:
         """Process every event up to `until`; transaction starts are gathered and run as a batch."""
         heap = self.heap
         pop = heapq.heappop
-        in_cpu = self.in_cpu
         while True:
             while heap and heap[0][0] <= until:
                 t, _, kind, arg = pop(heap)
@@ -372,11 +371,8 @@ class UserThreads:
                 elif kind == _CPU:
                     self._cpu_phase(arg, t)
                 elif kind == _COMMIT_REQ:
-                    if self.cancelled and self._skip(arg, t, kind):
-                        continue
-                    if in_cpu:
-                        self._cpu_done(arg)
-                    self._commit_req(arg, t)
+                    if self._cpu_run_over(arg, t, kind):
+                        self._commit_req(arg, t)
                 elif kind == _COMMIT:
                     self._durable(arg, t)
                 elif kind == _RESUME:
@@ -384,11 +380,8 @@ class UserThreads:
                     self.resumed[arg] = True
                     self.pending.append((t, arg))
                 elif kind == _LATCH:
-                    if self.cancelled and self._skip(arg, t, kind):
-                        continue
-                    if in_cpu:
-                        self._cpu_done(arg)
-                    self._latch(arg, t)
+                    if self._cpu_run_over(arg, t, kind):
+                        self._latch(arg, t)
                 elif kind == _CPU_RESUME:
                     self._account(arg, t, RUN)
                     self._cpu_phase(arg, t)
@@ -459,6 +452,15 @@ class UserThreads:
     def _cancel(self, th: int, t: float, kind: int) -> None:
         key = (th, t, kind)
         self.cancelled[key] = self.cancelled.get(key, 0) + 1
+
+    def _cpu_run_over(self, th: int, t: float, kind: int) -> bool:
+        """A CPU run's end event (cpu_end_kind, or the commit request after the latch): False for
+        the end of a run that was cut short or moved, which is skipped; else the run is over."""
+        if self.cancelled and self._skip(th, t, kind):
+            return False
+        if self.in_cpu:
+            self._cpu_done(th)
+        return True
 
     def _cpu_done(self, th: int) -> None:
         """Thread th's CPU run is over (or cut): it no longer holds or waits for a core."""
