@@ -61,7 +61,7 @@ import numpy as np
 
 from models import detached
 from models.device import Draws
-from models.log_sys import lsn_bounds
+from models.log_sys import lsn_after, lsn_bounds
 from models.oltp import pages_per_txn_array
 from models.srv_conc import SrvConc
 
@@ -73,8 +73,8 @@ STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wa
                "binlog wait")
 
 # Event kinds.
-_START, _CPU, _COMMIT_REQ, _COMMIT, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
-    _BINLOG_DONE, _ARRIVAL, _CPU_RESUME = range(13)
+_START, _CPU, _COMMIT_REQ, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
+    _BINLOG_DONE, _ARRIVAL, _CPU_RESUME = range(12)
 _MAX_FREE_ROUNDS = 1000
 LRU_SCAN_FREE_PAGES_MARIADB = 100   # buf_LRU_get_free_block's first scan: buf_LRU_scan_and_free_block(100)
 TRX_COMMIT_REDO_BYTES = 42          # the commit's own redo record (module docstring: measured)
@@ -91,10 +91,12 @@ class LogWriter:
         self.simpy_waiting: list[tuple[int, object]] = []
 
     def request(self, t: float, lsn: int, thread: int) -> None:
+        """A commit at t (inside UserThreads.advance) waits for the log up to lsn; an idle writer
+        starts at once, as the _FLUSH_START event it would push for t would be the next one out."""
         self.waiting.append((lsn, thread))
         if not self.busy:
             self.busy = True
-            self.u.push(t, _FLUSH_START, -1)
+            self.start(t)
 
     def wait_flushed(self, lsn: int):
         """SimPy event fired once the log is flushed up to lsn (WAL before a page write, checkpoint)."""
@@ -138,18 +140,23 @@ class LogWriter:
         u.push(end, _FLUSH_DONE, covered)
 
     def done(self, t: float, covered: int) -> None:
+        """The write covering `covered` is durable at t: its waiters commit, in the order they
+        asked, and the next write starts if anyone waits (done at once: the _COMMIT and
+        _FLUSH_START events this would push for t would be the next ones out, in this order)."""
         u = self.u
         if covered > u.log.flushed_lsn:
             u.log.flushed_lsn = covered
+        waiting, self.waiting = self.waiting, []
         still = []
-        for lsn, th in self.waiting:
+        durable = u._durable
+        for lsn, th in waiting:
             if lsn <= covered:
-                u.push(t, _COMMIT, th)
+                durable(th, t)
             else:
                 still.append((lsn, th))
-        self.waiting = still
+        self.waiting = still + self.waiting
         if self.waiting or self.simpy_waiting:
-            u.push(t, _FLUSH_START, -1)
+            self.start(t)
         else:
             self.busy = False
 
@@ -366,22 +373,24 @@ class UserThreads:
         while True:
             while heap and heap[0][0] <= until:
                 t, _, kind, arg = pop(heap)
-                if kind == _START:
+                # Most frequent kinds first (one commit request, latch and log write done a
+                # transaction or so).
+                if kind == _COMMIT_REQ:
+                    if self._cpu_run_over(arg, t, kind):
+                        self._commit_req(arg, t)
+                elif kind == _LATCH:
+                    if self._cpu_run_over(arg, t, kind):
+                        self._latch(arg, t)
+                elif kind == _FLUSH_DONE:
+                    self.writer.done(t, arg)
+                elif kind == _START:
                     self._arrive(arg, t)
                 elif kind == _CPU:
                     self._cpu_phase(arg, t)
-                elif kind == _COMMIT_REQ:
-                    if self._cpu_run_over(arg, t, kind):
-                        self._commit_req(arg, t)
-                elif kind == _COMMIT:
-                    self._durable(arg, t)
                 elif kind == _RESUME:
                     self._account(arg, t, RUN)
                     self.resumed[arg] = True
                     self.pending.append((t, arg))
-                elif kind == _LATCH:
-                    if self._cpu_run_over(arg, t, kind):
-                        self._latch(arg, t)
                 elif kind == _CPU_RESUME:
                     self._account(arg, t, RUN)
                     self._cpu_phase(arg, t)
@@ -394,10 +403,8 @@ class UserThreads:
                     self.binlog.done(t)
                 elif kind == _FLUSH_START:
                     self.writer.start(t)
-                elif kind == _ARRIVAL:
-                    self._arrival(t)
                 else:
-                    self.writer.done(t, arg)
+                    self._arrival(t)
             if not self.pending:
                 if self.in_cpu:
                     self._mtr_free_checks(until)
@@ -714,7 +721,7 @@ class UserThreads:
         mode = self.s.flush_log_at_trx_commit
         if self.commit_redo_bytes:
             # trx_commit's mini-transaction: the commit record goes after everything logged so far.
-            self.log.lsn = lsn_bounds(self.log.lsn, self.commit_redo_bytes, 1)[1]
+            self.log.lsn = lsn_after(self.log.lsn, self.commit_redo_bytes)
             self.commit_lsn[th] = self.log.lsn
             self.logsys.log_close()
             self.logsys.check_capacity()

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from models.errors import InputError
 from models.log_sys import (LOG_BLOCK_DATA, LOG_BLOCK_HDR_SIZE, LOG_BLOCK_TRL_SIZE, OS_FILE_LOG_BLOCK_SIZE,
-                            lsn_bounds)
+                            lsn_after, lsn_bounds)
 from sim.cli import main
 from sim.config import scenario_from_dict
 from models.server import COUNTERS
@@ -299,6 +299,14 @@ def test_lsn_bounds_is_lsn_advance_repeated_from_every_offset():
 @given(lsn=st.integers(8192, 10**15), data=st.integers(0, 10**6), n=st.integers(0, 8))
 def test_lsn_bounds_is_lsn_advance_repeated(lsn, data, n):
     assert lsn_bounds(lsn, data, n) == _lsn_advance_repeated(lsn, data, n)
+
+
+def test_lsn_after_is_one_block_walk_from_every_offset():
+    """The commit record's single append (lsn_after) equals the block walk, from every offset."""
+    for off in range(OS_FILE_LOG_BLOCK_SIZE):
+        lsn = 40 * OS_FILE_LOG_BLOCK_SIZE + off
+        for data in (0, 1, 42, 483, 484, 495, 496, 497, 992, 4000):
+            assert lsn_after(lsn, data) == _lsn_advance(lsn, data), (off, data)
 
 
 def test_stall_detection_and_cause():
