@@ -588,10 +588,14 @@ class Device:
         """Admit one I/O at `now`; return its completion time. No SimPy involved."""
         c = self._classes.get((op, size)) or self._class(op, size)
         service, pipeline, _cv, curve, m50, noise, unit_s = c
-        ewma = self._note_mix(1.0 if op == READ else 0.0)
+        # _note_mix and outstanding, written out (the hottest call of the device).
+        is_read = 1.0 if op == READ else 0.0
+        ewma = self._read_ewma
+        ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
+        self._read_ewma = ewma
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
-        n_outstanding = self.outstanding(now) + 1   # also drops completed entries: bounded memory
+        n_outstanding = self._pending(self._inflight, now) + 1   # also drops completed entries
         if curve:
             # The curve was measured on a single-operation stream; a mixed stream has its own
             # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
@@ -624,7 +628,12 @@ class Device:
             # An erase seizes the unit that frees first, as a background GC would.
             self._seize(now, self.profile.gc_stall_s)
             self.stats.gc_stalls += 1
-        self._count(op, size, now, start, done, service)
+        st = self.stats                                 # _count, written out
+        st.ops[op] += 1
+        st.bytes[op] += size
+        st.latency_sum_s += done - now
+        st.queue_wait_sum_s += start - now
+        st.busy_sum_s += service * self._busy_scale
         return done
 
     def _count(self, op: str, size: int, now: float, start: float, done: float, service: float) -> None:

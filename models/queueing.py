@@ -49,7 +49,7 @@ def mix_multiplier(read_fraction: float, multiplier_at_half: float) -> float:
     m_50 comes from the measured mixed capacity (fs-device.md section 2.2: mixing is neither additive
     nor harmonic, so the 50/50 capacity is calibrated).
     """
-    p = min(max(read_fraction, 0.0), 1.0)
+    p = 0.0 if read_fraction < 0.0 else 1.0 if read_fraction > 1.0 else read_fraction
     return 1.0 + (multiplier_at_half - 1.0) * 4.0 * p * (1.0 - p)
 
 

@@ -126,17 +126,18 @@ class LogWriter:
         c = u.counters
         c.add("Innodb_log_writes")
         c.add("Innodb_os_log_written", nbytes)
-        env = u.env
-        still = []
-        for lsn, ev in self.simpy_waiting:
-            if lsn <= covered:
-                if end <= env.now:
-                    ev.succeed()
+        if self.simpy_waiting:
+            env = u.env
+            still = []
+            for lsn, ev in self.simpy_waiting:
+                if lsn <= covered:
+                    if end <= env.now:
+                        ev.succeed()
+                    else:
+                        env.timeout(end - env.now).callbacks.append(lambda _e, ev=ev: ev.succeed())
                 else:
-                    env.timeout(end - env.now).callbacks.append(lambda _e, ev=ev: ev.succeed())
-            else:
-                still.append((lsn, ev))
-        self.simpy_waiting = still
+                    still.append((lsn, ev))
+            self.simpy_waiting = still
         u.push(end, _FLUSH_DONE, covered)
 
     def done(self, t: float, covered: int) -> None:
@@ -657,10 +658,10 @@ class UserThreads:
             if mod_pos is None:
                 mod_pos, mod_rank = modified_layout(nr_a, nm_a)
             b = np.asarray(bounds, dtype=np.int64)
-            m_rep = np.repeat(nm_a, nm_a)
-            span = np.repeat(b[1:] - b[:-1], nm_a)
-            mod_lsn = np.repeat(b[:-1], nm_a) + (mod_rank * span) // m_rep
-            pool.modify_lsns(pages[mod_pos], mod_lsn, np.repeat(b[1:], nm_a))
+            m_rep = nm_a.repeat(nm_a)
+            span = (b[1:] - b[:-1]).repeat(nm_a)
+            mod_lsn = b[:-1].repeat(nm_a) + (mod_rank * span) // m_rep
+            pool.modify_lsns(pages[mod_pos], mod_lsn, b[1:].repeat(nm_a))
         if pinned:
             pool.io_fix[pinned] = 0                            # dirty now: the fix is released
         self.logsys.log_close()
@@ -885,10 +886,10 @@ def modified_layout(n_read: np.ndarray, n_modified: np.ndarray) -> tuple[np.ndar
     n_read[j] read-only pages, then its n_modified[j] modified ones), ascending, and each one's
     rank k = 0..n_modified[j]-1 within its transaction."""
     sizes = n_read + n_modified
-    starts = np.cumsum(sizes) - sizes
-    first_mod = np.cumsum(n_modified) - n_modified
-    rank = np.arange(int(n_modified.sum()), dtype=np.int64) - np.repeat(first_mod, n_modified)
-    return np.repeat(starts + n_read, n_modified) + rank, rank
+    starts = sizes.cumsum() - sizes
+    first_mod = n_modified.cumsum() - n_modified
+    rank = np.arange(int(n_modified.sum()), dtype=np.int64) - first_mod.repeat(n_modified)
+    return (starts + n_read).repeat(n_modified) + rank, rank
 
 
 def thread_seconds_per_tick(t0: np.ndarray, t1: np.ndarray, tick_s: float, n_ticks: int) -> np.ndarray:
