@@ -230,7 +230,7 @@ class FilIO:
         self._touch("log", now_s)
         if self.flush_method == "O_DSYNC":
             return self._sync_done_s("log", t, self.log_o_sync)
-        self.counters.add("Innodb_os_log_fsyncs")
+        self.counters.values["Innodb_os_log_fsyncs"] += 1
         return self._sync_done_s("log", t + self.fsync_cpu_s, not self.datasync)
 
     def binlog_group_done_s(self, now_s: float, nbytes: int, sync: bool) -> float:

@@ -123,9 +123,9 @@ class LogWriter:
         nbytes = covered - log.written_lsn
         end = u.fil.log_flush_done_s(t, max(nbytes, 512))
         log.written_lsn = covered
-        c = u.counters
-        c.add("Innodb_log_writes")
-        c.add("Innodb_os_log_written", nbytes)
+        vals = u.counters.values
+        vals["Innodb_log_writes"] += 1
+        vals["Innodb_os_log_written"] += nbytes
         if self.simpy_waiting:
             env = u.env
             still = []
@@ -149,7 +149,7 @@ class LogWriter:
             u.log.flushed_lsn = covered
         waiting, self.waiting = self.waiting, []
         still = []
-        durable = u._durable
+        durable = u._commit if u.binlog is None else u._durable
         for lsn, th in waiting:
             if lsn <= covered:
                 durable(th, t)
@@ -692,7 +692,7 @@ class UserThreads:
 
     def _cpu_phase(self, th: int, t: float) -> None:
         cores = self.cores
-        free = heapq.heappop(cores)
+        free = cores[0]                                    # the core that frees first
         begin = t if free < t else free
         left = self.cpu_left_s[th]
         if left < 0.0:
@@ -702,7 +702,7 @@ class UserThreads:
             work = left
             self.cpu_left_s[th] = -1.0
         end = begin + work
-        heapq.heappush(cores, end)
+        heapq.heapreplace(cores, end)
         if self.mtr_checks > 1:
             self.in_cpu[th] = (begin, end)
             self.cpu_ready_s[th] = t
@@ -720,19 +720,22 @@ class UserThreads:
         if self.conc is not None:
             self.conc.exit()                                # the statement ended: out of InnoDB
         mode = self.s.flush_log_at_trx_commit
+        log = self.log
         if self.commit_redo_bytes:
             # trx_commit's mini-transaction: the commit record goes after everything logged so far.
-            self.log.lsn = lsn_after(self.log.lsn, self.commit_redo_bytes)
-            self.commit_lsn[th] = self.log.lsn
-            self.logsys.log_close()
-            self.logsys.check_capacity()
-        lsn = self.commit_lsn[th]
-        if mode == 1 and lsn > self.log.flushed_lsn:
+            lsn = log.lsn = lsn_after(log.lsn, self.commit_redo_bytes)
+            self.commit_lsn[th] = lsn
+            logsys = self.logsys
+            logsys.log_close()
+            logsys.check_capacity()
+        else:
+            lsn = self.commit_lsn[th]
+        if mode == 1 and lsn > log.flushed_lsn:
             self._account(th, t, LOG_WAIT)
             self.writer.request(t, lsn, th)
             return
-        if mode == 2 and lsn > self.log.written_lsn:
-            self.log.written_lsn = lsn                      # write() to the OS, no fsync
+        if mode == 2 and lsn > log.written_lsn:
+            log.written_lsn = lsn                           # write() to the OS, no fsync
             self.counters.add("Innodb_log_writes")
         self._durable(th, t)
 
@@ -746,7 +749,7 @@ class UserThreads:
         self.binlog.request(t, th)
 
     def _commit(self, th: int, t: float) -> None:
-        self.counters.add("commits")
+        self.counters.values["commits"] += 1
         self.commit_t.append(t)
         self.latency_s.append(t - self.txn_start[th])
         if self.rate_tps > 0.0:
