@@ -371,13 +371,16 @@ class UserThreads:
         """Process every event up to `until`; transaction starts are gathered and run as a batch."""
         heap = self.heap
         pop = heapq.heappop
+        # A commit request that follows the latch comes after the CPU run's end (the _LATCH
+        # event), which is the event a cut or a move cancels.
+        after_latch = self.cpu_end_kind == _LATCH
         while True:
             while heap and heap[0][0] <= until:
                 t, _, kind, arg = pop(heap)
                 # Most frequent kinds first (one commit request, latch and log write done a
                 # transaction or so).
                 if kind == _COMMIT_REQ:
-                    if self._cpu_run_over(arg, t, kind):
+                    if after_latch or self._cpu_run_over(arg, t, kind):
                         self._commit_req(arg, t)
                 elif kind == _LATCH:
                     if self._cpu_run_over(arg, t, kind):
@@ -462,8 +465,8 @@ class UserThreads:
         self.cancelled[key] = self.cancelled.get(key, 0) + 1
 
     def _cpu_run_over(self, th: int, t: float, kind: int) -> bool:
-        """A CPU run's end event (cpu_end_kind, or the commit request after the latch): False for
-        the end of a run that was cut short or moved, which is skipped; else the run is over."""
+        """A CPU run's end event (cpu_end_kind): False for the end of a run that was cut short or
+        moved, which is skipped; else the run is over."""
         if self.cancelled and self._skip(th, t, kind):
             return False
         if self.in_cpu:
