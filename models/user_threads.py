@@ -53,6 +53,7 @@ page cleaner (buf_LRU_get_free_block, page_cleaner_wakeup).
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from array import array
 from collections import deque
@@ -292,7 +293,7 @@ class UserThreads:
         log.writer = self.writer
         self.heap: list = []
         self.pending: list[tuple[float, int]] = []
-        self._seq = 0
+        self._next_seq = itertools.count(1).__next__   # ties in time go in the order pushed
         # Per thread: state, since, transaction start, commit LSN.
         self.state = [THINK] * n_users
         self.since = [0.0] * n_users
@@ -327,8 +328,7 @@ class UserThreads:
     # -- plumbing ----------------------------------------------------------------------------
 
     def push(self, t: float, kind: int, arg: int) -> None:
-        self._seq += 1
-        heapq.heappush(self.heap, (t, self._seq, kind, arg))
+        heapq.heappush(self.heap, (t, self._next_seq(), kind, arg))
 
     def _account(self, th: int, t: float, new_state: int) -> None:
         t0 = self.since[th]
@@ -469,8 +469,11 @@ class UserThreads:
         moved, which is skipped; else the run is over."""
         if self.cancelled and self._skip(th, t, kind):
             return False
-        if self.in_cpu:
-            self._cpu_done(th)
+        in_cpu = self.in_cpu
+        if in_cpu:                                         # _cpu_done, written out
+            entry = in_cpu.pop(th, None)
+            if entry is not None and self.queued_on.get(entry[0]) == th:
+                del self.queued_on[entry[0]]
         return True
 
     def _cpu_done(self, th: int) -> None:
@@ -669,19 +672,20 @@ class UserThreads:
             pool.io_fix[pinned] = 0                            # dirty now: the fix is released
         self.logsys.log_close()
         self.logsys.check_capacity()
+        account, resumed, read_cpu_s, cpu_phase = self._account, self.resumed, self.read_cpu_s, self._cpu_phase
         for j in range(n):
             t, th = pend[j]
-            self._account(th, t, RUN)
+            account(th, t, RUN)
             if waited[j]:
                 self.since[th] = t + waited[j]     # the free-page wait is accounted already
-            if not self.resumed[th]:
+            if not resumed[th]:
                 self.txn_start[th] = t             # a resumed thread keeps its start (latency includes the wait)
-            self.resumed[th] = False
-            self.read_cpu_s[th] = cpu_extra[j]
+            resumed[th] = False
+            read_cpu_s[th] = cpu_extra[j]
             if ready[j] > t:
                 self.push(ready[j], _CPU, th)
             else:
-                self._cpu_phase(th, t)
+                cpu_phase(th, t)
 
     def _defer_batch(self, pend: list, t: float) -> None:
         """No frame can be freed at t: every transaction of the batch sleeps (buf_LRU_get_free_block's

@@ -1,5 +1,6 @@
 """The 5.6 engine end to end: invariants under random settings, determinism, bad and pathological settings."""
 
+import itertools
 import json
 
 import numpy as np
@@ -428,7 +429,7 @@ def test_critical_section_is_entered_in_arrival_order():
     u.cpu_left_s, u.cpu_piece_s, u.mtr_checks, u.in_cpu = [-1.0, -1.0], [0.0, 0.0], 1, {}
     u.prof = SimpleNamespace(cpu_s_per_txn=1e-3, serial_s_per_txn=1e-4)
     u.cpu_end_kind = _LATCH
-    u.heap, u._seq = [], 0
+    u.heap, u._next_seq = [], itertools.count(1).__next__
     cpu = iter([5.0, 1.0])                          # thread 0: 5 ms of CPU, thread 1: 1 ms
     u._cpu = SimpleNamespace(next=lambda: next(cpu))
     u._cpu_phase(0, 0.0)
@@ -700,7 +701,7 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     u.cpu_left_s, u.cpu_piece_s = [-1.0, -1.0], [0.0, 0.0]
     u.prof = SimpleNamespace(cpu_s_per_txn=1.8e-3, serial_s_per_txn=0.0)
     u.cpu_end_kind = _COMMIT_REQ
-    u.heap, u._seq = [], 0
+    u.heap, u._next_seq = [], itertools.count(1).__next__
     u.state, u.since = [RUN, RUN], [0.0, 0.0]
     u._iv_state, u._iv_t0, u._iv_t1 = [], [], []
     draws = iter([1.0, 0.5])
