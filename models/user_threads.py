@@ -560,6 +560,7 @@ class UserThreads:
         sizes_a = nr_a + nm_a
         sizes = sizes_a.tolist()
         total = sum(sizes)
+        n_mod = int(nm_a.sum())
         pages = self.sampler.draw(total)
         c.add("Innodb_buffer_pool_read_requests", total)
         t_last = pend[-1][0]
@@ -568,7 +569,7 @@ class UserThreads:
         cpu_extra = [0.0] * n
         mod_pos = mod_rank = None
         modify = self.sampler.modify
-        if modify is not None and int(nm_a.sum()):
+        if modify is not None and n_mod:
             # Modifications drawn from their own page weights (access = "sysbench").
             mod_pos, mod_rank = modified_layout(nr_a, nm_a)
             pages = pages.copy()
@@ -577,7 +578,7 @@ class UserThreads:
         miss_pos = np.flatnonzero(pool.where[pages] == 0)
         if len(miss_pos):
             to_pin: set[int] = set()
-            if int(nm_a.sum()):
+            if n_mod:
                 # The pages to be modified are buffer-fixed from their read (or now, if resident)
                 # until they are dirtied below: in the server the mini-transaction that reads a page
                 # modifies it under the same fix, so no other read of the batch can evict it between
@@ -659,7 +660,7 @@ class UserThreads:
         for j in range(n):
             commit_lsn[pend[j][1]] = bounds[j + 1]
         log.lsn = bounds[n]
-        if int(nm_a.sum()):
+        if n_mod:
             # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.
             if mod_pos is None:
                 mod_pos, mod_rank = modified_layout(nr_a, nm_a)
