@@ -598,8 +598,10 @@ class UserThreads:
             starts = np.cumsum([0] + sizes[:-1])
             owner = np.searchsorted(starts, miss_pos, side="right") - 1
             miss_pages = pages[miss_pos]
-            _, first = np.unique(miss_pages, return_index=True)
-            first.sort()
+            # Where each missing page occurs first, in batch order (np.unique's return_index,
+            # sorted; a set is cheaper than its sort for the few misses of a batch).
+            seen: set[int] = set()
+            first = [k for k, p in enumerate(miss_pages.tolist()) if not (p in seen or seen.add(p))]
             inst_of = pool.inst_of
             counters = pool.inst
             read_done = self.fil.read_done_s
