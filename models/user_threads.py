@@ -10,9 +10,13 @@ innodb_flush_log_at_trx_commit, then think time. With `workload.rate` the load i
 instead (sysbench --rate): transactions arrive at exponential gaps, wait in a FIFO queue for an idle
 thread, and their latency counts from the arrival, so a stall shows as a queue and late commits.
 
-For speed the threads are not SimPy processes: their events (start, CPU start, commit request,
-commit, log flush start/end) sit in one heap that a SimPy process drains every `step_s` of
-simulated time, so a thread reacts to flushing and checkpoint state at most `step_s` late.
+For speed the threads are not SimPy processes: their events (start, CPU start, latch, commit
+request, log flush end) sit in one heap that a SimPy process drains every `step_s` of
+simulated time, so a thread reacts to flushing and checkpoint state at most `step_s` late. What
+follows an event at the same moment runs at once instead of through the heap: an idle log
+writer starts when a commit asks for it, and the commits a log write makes durable go on when
+it ends (a log write the SimPy side asks for, for a page write or a checkpoint, is still a heap
+event, taken at the next drain).
 Threads that find check_flush_or_checkpoint set run log_check_margins as a real SimPy process
 (models.log_sys), since that path waits on flush batches.
 log_free_check runs before every row operation, not once a transaction (row0ins.cc
