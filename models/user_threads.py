@@ -473,11 +473,8 @@ class UserThreads:
         moved, which is skipped; else the run is over."""
         if self.cancelled and self._skip(th, t, kind):
             return False
-        in_cpu = self.in_cpu
-        if in_cpu:                                         # _cpu_done, written out
-            entry = in_cpu.pop(th, None)
-            if entry is not None and self.queued_on.get(entry[0]) == th:
-                del self.queued_on[entry[0]]
+        if self.in_cpu:
+            self._cpu_done(th)
         return True
 
     def _cpu_done(self, th: int) -> None:
