@@ -40,6 +40,7 @@ time order, the schedule is the plain busy-until one.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -407,23 +408,23 @@ class IdleTime:
 class Draws:
     """Blocks of vectorised random draws consumed one at a time (keeps numpy out of the hot loop).
 
-    `next()` is a generator's `__next__` over the current block: one C call per draw. The blocks
-    are drawn when the previous one runs out (the first at construction with prefill), so the
-    random stream is the same whichever way the values are taken.
+    `next()` is `itertools.chain`'s `__next__` over the blocks: one C call per draw, with no
+    Python frame resumed inside a block. The blocks are drawn when the previous one runs out (the
+    first at construction with prefill), so the random stream is the same whichever way the
+    values are taken.
     """
 
     def __init__(self, make_block, block: int = 8192, prefill: bool = False) -> None:
         self._make = make_block
         self._block = block
-        self.next = self._stream(make_block(block).tolist() if prefill else None).__next__
+        self.next = itertools.chain.from_iterable(
+            self._blocks(make_block(block).tolist() if prefill else None)).__next__
 
-    def _stream(self, first):
-        block = first
+    def _blocks(self, first):
+        if first is not None:
+            yield first
         while True:
-            if block is None:
-                block = self._make(self._block).tolist()
-            yield from block
-            block = None
+            yield self._make(self._block).tolist()
 
 
 @dataclass
