@@ -310,6 +310,11 @@ def test_lsn_after_is_one_block_walk_from_every_offset():
             assert lsn_after(lsn, data) == _lsn_advance(lsn, data), (off, data)
 
 
+@given(lsn=st.integers(8192, 10**15), data=st.integers(0, 2000))
+def test_lsn_after_is_one_block_walk(lsn, data):
+    assert lsn_after(lsn, data) == _lsn_advance(lsn, data)
+
+
 def test_stall_detection_and_cause():
     srv, res = run_checked(small_doc(server__innodb_log_file_size="1M", run__duration="3s"), every=0)
     df = frame(res, 0.1)
