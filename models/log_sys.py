@@ -58,10 +58,7 @@ def lsn_after(lsn: int, data_bytes: int) -> int:
     off = lsn % OS_FILE_LOG_BLOCK_SIZE
     if LOG_BLOCK_HDR_SIZE <= off and off + data_bytes < OS_FILE_LOG_BLOCK_SIZE - LOG_BLOCK_TRL_SIZE:
         return lsn + data_bytes                    # stays inside the block's data area
-    block = lsn // OS_FILE_LOG_BLOCK_SIZE
-    d = block * LOG_BLOCK_DATA + (off - LOG_BLOCK_HDR_SIZE if off > LOG_BLOCK_HDR_SIZE else 0) + data_bytes
-    b, r = divmod(d, LOG_BLOCK_DATA)
-    return b * OS_FILE_LOG_BLOCK_SIZE + LOG_BLOCK_HDR_SIZE + r
+    return lsn_bounds(lsn, data_bytes, 1)[1]
 
 
 @dataclass

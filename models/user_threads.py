@@ -154,10 +154,9 @@ class LogWriter:
             u.log.flushed_lsn = covered
         waiting, self.waiting = self.waiting, []
         still = []
-        durable = u._commit if u.binlog is None else u._durable
         for lsn, th in waiting:
             if lsn <= covered:
-                durable(th, t)
+                u._durable(th, t)
             else:
                 still.append((lsn, th))
         self.waiting = still + self.waiting
