@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from machine import header
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = r"""
@@ -43,7 +44,7 @@ def main() -> None:
             out = subprocess.run([sys.executable, str(child)], cwd=ROOT, capture_output=True, text=True,
                                  check=True)
             walls.append(json.loads(out.stdout.strip().splitlines()[-1])["wall_s"])
-    print(f"# {platform.machine()}, Python {platform.python_version()}; scenarios/default.toml, cold cache")
+    print(header("scenarios/default.toml, cold cache"))
     print(f"whatif_default wall_s={statistics.median(walls):.2f} runs={len(walls)} "
           f"(each: {', '.join(f'{w:.2f}' for w in walls)})")
 

@@ -9,7 +9,6 @@ Usage: python benchmarks/app_speed_browser.py [--runs 5]
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sim.app.headless import launch, serve  # noqa: E402
+from machine import header  # noqa: E402
 
 
 def one_run(pw) -> float:
@@ -47,8 +47,7 @@ def main() -> None:
     with sync_playwright() as pw:
         for _ in range(args.runs):
             walls.append(one_run(pw))
-    print(f"# {platform.machine()}, Python {platform.python_version()}; scenarios/default.toml, cold cache, "
-          f"Chromium via Playwright, click to the seventh figure shown")
+    print(header("scenarios/default.toml, cold cache, Chromium via Playwright, click to the seventh figure shown"))
     print(f"whatif_default_browser wall_s={statistics.median(walls):.2f} runs={len(walls)} "
           f"(each: {', '.join(f'{w:.2f}' for w in walls)})")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 import time
@@ -24,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 from models.block_layer import BlockLayerConfig  # noqa: E402
 from sim.calibrate import simulate_job, simulate_job_on_host  # noqa: E402
 from sim.fio import read_fio_json  # noqa: E402
+from machine import header  # noqa: E402
 
 JOBS = ("randread-1-1", "randread-64-1", "randread-4-16", "randread-16-16", "randread-64-16")
 HOSTS = {"device": None, "noop": BlockLayerConfig("none", 32), "cfq": BlockLayerConfig("cfq", 32)}
@@ -36,7 +36,7 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(args.data) / "fioplot-intel-d3-s4610"
     prof = json.loads((ROOT / "models" / "profiles" / "intel-d3-s4610.json").read_text())
-    print(f"# {platform.machine()}, Python {platform.python_version()}, median of {args.runs} runs")
+    print(header(f"median of {args.runs} runs"), flush=True)
     for name in JOBS:
         job = read_fio_json(folder / f"{name}.json")[0]
         for host, cfg in HOSTS.items():

@@ -23,13 +23,13 @@ Prints the median of the runs per kernel and flag, and the machine.
 from __future__ import annotations
 
 import argparse
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from machine import header
 
 C_SOURCE = r"""
 #include <stdint.h>
@@ -117,8 +117,7 @@ def main() -> None:
                     for _ in range(args.runs)]
             med = [statistics.median(r[i] for r in runs) for i in range(3)]
             rows.append((flag, med))
-    print(f"# {platform.processor() or platform.machine()}, {cc}; ns per 16 KiB page, median of {args.runs} "
-          f"runs of {args.pages} pages")
+    print(header(f"{cc}; ns per 16 KiB page, median of {args.runs} runs of {args.pages} pages"))
     print(f"{'flags':6} {'innodb':>10} {'crc32c':>10} {'innodb, same page':>18}")
     for flag, (inno, crc, same) in rows:
         print(f"{flag:6} {inno:10.0f} {crc:10.0f} {same:18.0f}")

@@ -7,12 +7,11 @@ Usage: python benchmarks/engine_scaling.py [--runs 3]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 
 from engine_speed import ROOT, run_child
+from machine import footer, header
 
 SCENARIO = ROOT / "scenarios" / "seed-dbt2-8inst-8g.toml"
 BASE = ["run.duration=40s"]
@@ -31,14 +30,14 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{SCENARIO.name}, 40 s runs, median of {args.runs}", flush=True)
+    print(header(f"{SCENARIO.name}, 40 s runs, median of {args.runs}"), flush=True)
     for name, overrides in CASES.items():
         runs = [run_child(SCENARIO, BASE + overrides) for _ in range(args.runs)]
         ratio = statistics.median(r["simulated_s"] / r["wall_s"] for r in runs)
         print(f"{name}: startup_s={statistics.median(r['startup_s'] for r in runs):.1f} realtime_ratio={ratio:.1f} "
               f"commits_per_s={statistics.median(r['commits'] / r['simulated_s'] for r in runs):,.0f} "
               f"peak_rss_mb={max(r['peak_rss_mb'] for r in runs):.0f}", flush=True)
+    print(footer(), flush=True)
     return 0
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from machine import footer, header
 
 ROOT = Path(__file__).resolve().parent.parent
 # One run in a fresh process: argv[1] the scenario file, argv[2:] --set style overrides.
@@ -58,8 +59,7 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="an override for every scenario run (as innosim run --set)")
     args = ap.parse_args()
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"median of {args.runs} runs, one process each" + (f"; --set {' '.join(args.set)}" if args.set else ""),
+    print(header(f"median of {args.runs} runs, one process each" + (f"; --set {' '.join(args.set)}" if args.set else "")),
           flush=True)
     for path in oltp_scenarios():
         if args.only and path.stem not in args.only:
@@ -70,6 +70,7 @@ def main() -> int:
         walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
         print(f"# {path.stem}: {runs[0]['simulated_s']:.0f} simulated s, wall s per run: {walls}", flush=True)
         print(f"{path.stem} realtime_ratio={ratio:.1f} peak_rss_mb={rss:.0f}", flush=True)
+    print(footer(), flush=True)
     return 0
 
 

@@ -12,11 +12,11 @@ Last line: grid_wall_s=<seconds> sim_ios_per_wall_s=<rate> (median over repeats)
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import time
 
 from sim.iobench import IobenchCase, run_cases
+from machine import footer, header
 
 PROCS = (1, 4, 16, 64, 128, 256)
 SIZES = (4096, 16384)
@@ -52,6 +52,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs of the whole grid; the median is reported")
     args = ap.parse_args()
     cases = seed_grid()
+    print(header(f"jobs={args.jobs}, {len(cases)} cases, median of {args.repeat}"), flush=True)
     walls, rates = [], []
     for i in range(args.repeat):
         t0 = time.perf_counter()
@@ -63,8 +64,7 @@ def main() -> None:
         print(f"run {i + 1}: {len(cases)} cases, {ios:,} simulated I/Os, {wall:.1f} s wall, "
               f"{ios / wall:,.0f} simulated I/Os per wall second, "
               f"{sum(c.warmup_s + c.duration_s for c in cases) / wall:.2f} simulated s per wall s")
-    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}, "
-          f"jobs={args.jobs}")
+    print(footer())
     print(f"grid_wall_s={statistics.median(walls):.1f} sim_ios_per_wall_s={statistics.median(rates):.0f}")
 
 

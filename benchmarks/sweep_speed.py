@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from machine import header
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = "server.innodb_log_file_size=256M,384M,512M,768M,1G,1536M,2G,3G"
@@ -36,8 +36,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, os.cpu_count() or 1])
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
-    print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"64 runs of scenarios/default.toml, median of {args.repeat}")
+    print(header(f"64 runs of scenarios/default.toml, median of {args.repeat}"), flush=True)
     walls = {}
     with tempfile.TemporaryDirectory() as tmp:
         for w in args.workers:

@@ -1,0 +1,50 @@
+"""What machine a benchmark ran on, printed with its figures: the CPU model, the cores, Python, and
+the reference loop (10M Python additions), whose time tells a slow hour of a VM from a slower code
+change. The project's machines have changed CPU between sessions (an Intel Xeon VM on 2026-11-29,
+a 2-vCPU AMD EPYC for the crash-recovery runs of 2026-11-27), so a figure without them cannot be
+compared with another.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+REFERENCE_ADDITIONS = 10_000_000
+
+
+def cpu_model(cpuinfo: str | None = None) -> str:
+    """The first "model name" of /proc/cpuinfo (Linux), else what platform knows."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            cpuinfo = ""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and value.strip():
+            return value.strip()
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def reference_loop_s() -> float:
+    """Wall seconds for REFERENCE_ADDITIONS additions in a Python loop."""
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(REFERENCE_ADDITIONS):
+        s += i
+    return time.perf_counter() - t0
+
+
+def header(what: str = "") -> str:
+    """One comment line: CPU, cores, Python, the reference loop now, and what the benchmark does."""
+    line = (f"# {cpu_model()} ({platform.machine()}), {os.cpu_count()} cores, Python {platform.python_version()}; "
+            f"reference loop {reference_loop_s():.2f} s")
+    return line + (f"; {what}" if what else "")
+
+
+def footer() -> str:
+    """The reference loop again, after the runs: a machine that slowed during them shows here."""
+    return f"# reference loop after the runs: {reference_loop_s():.2f} s"

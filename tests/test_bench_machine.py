@@ -1,0 +1,30 @@
+"""benchmarks/machine.py: the CPU a benchmark ran on, read from /proc/cpuinfo."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "bench_machine", Path(__file__).resolve().parent.parent / "benchmarks" / "machine.py")
+machine = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(machine)
+
+
+def test_cpu_model_reads_the_first_model_name():
+    info = ("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\n\n"
+            "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Processor\n")
+    assert machine.cpu_model(info) == "Intel(R) Xeon(R) Processor"
+
+
+def test_cpu_model_without_a_model_name_falls_back_to_platform():
+    assert machine.cpu_model("processor\t: 0\nmodel name\t:\n")       # empty value: not taken
+    assert machine.cpu_model("") != ""
+
+
+def test_header_names_cores_python_and_the_reference_loop(monkeypatch):
+    monkeypatch.setattr(machine, "reference_loop_s", lambda: 0.5)
+    line = machine.header("median of 3 runs")
+    assert line.startswith("# ") and "cores, Python " in line
+    assert "reference loop 0.50 s; median of 3 runs" in line
+    assert machine.footer() == "# reference loop after the runs: 0.50 s"
