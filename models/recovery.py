@@ -18,7 +18,7 @@ apply phase. The apply phase reads the pages at the data device's random-read ra
 page (the read's completion, the page's records looked up and applied) and a time per byte of
 redo; the longer of the two counts. The rates are `MEASURED_RATES`, from crashes of MariaDB 10.11
 on this project's machine (validation/live/crash_recovery.py; the runs are in
-validation/live/example/crash_recovery/, the fit in the README, "Crash recovery"). Other versions
+validation/live/example/crash_recovery/, the fit in docs/ENGINE.md, "Crash recovery"). Other versions
 and machines parse and apply at rates not measured here: the estimate names its source.
 
 Batches (`batch_count`; MariaDB 10.11 recv_sys_t::add_block, recv_scan_log and recv_sys_t::apply,
@@ -28,7 +28,7 @@ without storing, the records stored so far are applied as a batch, whose pages a
 and evicted (apply(last_batch=false): buf_flush_sync_batch, buf_pool_invalidate), and the scan
 resumes, batch after batch. How much redo the first pass and a rescan store per byte of pool was
 read off the restarts' logs (`fit_batches`); the duration stays the one-batch formula (with the
-most pages a batch reads), which predicted those restarts better than a batched one (README,
+most pages a batch reads), which predicted those restarts better than a batched one (docs/ENGINE.md,
 "Crash recovery").
 """
 
@@ -81,11 +81,11 @@ class RecoveryEstimate:
 # validation/live/crash_recovery.py (validation/live/example/crash_recovery/), fitted by
 # validation/fit_recovery_rates.py (fit_rates; the start is the runs' median clean restart); a crash
 # held out is predicted within 11 % at the median, from -35 % to +36 %. The batch sizes are read
-# off the 11 crashes applied in 2 or 3 batches (fit_batches) (README, "Crash recovery").
+# off the 11 crashes applied in 2 or 3 batches (fit_batches) (docs/ENGINE.md, "Crash recovery").
 MEASURED_RATES = RecoveryRates(start_s=0.173, scan_bytes_per_s=137.5 * 2**20, apply_s_per_page=40.9e-6,
                                apply_bytes_per_s=770.4 * 2**20,
                                source="MariaDB 10.11's, measured on a 2-vCPU EPYC up to 3,003 MiB of redo "
-                                      "and 123,361 pages (README, Crash recovery)",
+                                      "and 123,361 pages (docs/ENGINE.md, Crash recovery)",
                                first_batch_redo_per_pool_byte=0.4639, batch_redo_per_pool_byte=1.939)
 # How far the formula was from the restarts measured in several batches (predicted over measured,
 # less one: the lowest and the highest of the 11; validation/fit_recovery_rates.py).

@@ -23,7 +23,7 @@ of MSER-5: White, Cobb and Spratt, Winter Simulation Conference 2000):
 
 MSER-5 (White 1997), the rule used until 2026-11-27, finds the end of a monotone transient but
 not of a damped swing: on one 8 GB DBT2 run it ended the transient at 215 s, found no end, found
-no end and ended it at 540 s over the first 600, 800, 1,000 and 1,200 s (README, "The InnoDB
+no end and ended it at 540 s over the first 600, 800, 1,000 and 1,200 s (docs/ENGINE.md, "The InnoDB
 engine", where the two rules are compared).
 """
 

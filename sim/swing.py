@@ -7,7 +7,7 @@ one burst are often modified again soon after and re-enter the flush list togeth
 (buf_flush_insert_into_flush_list on their first modification after the write). They reach the
 tail again one residence time later (how long a page first modified now stays on the list), and
 the burst repeats. The first crossing of the sync point, which flushes the start's crowded
-cohort, starts such an echo. Measured in this model (README, "The tpcc replay's slow swing"):
+cohort, starts such an echo. Measured in this model (docs/ENGINE.md, "The tpcc replay's slow swing"):
 seed-tpcc-2500w-150g repeats every 360-370 s against a residence of 349-357 s, and every
 220-230 s against 210 s with half the log.
 

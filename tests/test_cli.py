@@ -148,7 +148,7 @@ def test_config_shows_settings_origins_and_limits(tmp_path):
     names = [x["limit"] for x in doc["limits"]]
     assert names[1] == "max_modified_age_sync (sync flush)"
     assert doc["limits"][-1]["bytes"] == 3 << 30
-    # 5.6 with 2 x 1536M: max_modified_age_sync is 75.9% of the configured redo (README, versions).
+    # 5.6 with 2 x 1536M: max_modified_age_sync is 75.9% of the configured redo (docs/ENGINE.md, Server versions).
     assert round(doc["limits"][1]["pct_of_redo"], 1) == 75.9
     r = subprocess.run([sys.executable, "-m", "sim.cli", "config", "--set", "server.innodb_io_capacity=5"],
                 capture_output=True, text=True, cwd=root)

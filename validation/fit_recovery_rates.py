@@ -4,7 +4,7 @@ well each crash is predicted by a fit to the others.
 Every crash sets the apply rates (fitted to the whole restarts), those applied in one batch the scan
 rate (from their scan phases), and those applied in several the batch sizes (read off their logs);
 the start is the runs' median clean restart. A batched formula, tried and not adopted, is printed
-beside the one formula (README, "Crash recovery").
+beside the one formula (docs/ENGINE.md, "Crash recovery").
 
 Usage: python validation/fit_recovery_rates.py [FILES...]
 (default: validation/live/example/crash_recovery/*/crash_recovery.json)

@@ -180,7 +180,7 @@ Here 2 x 1G keeps this minute clear of the sync point. Run it for 120 s to see w
 The price is paid after a crash. The restart scans the redo from the last checkpoint and reads
 every page changed since then, so a larger log lets more of both pile up. Compare the
 **crash recovery** figure with the first step's. It is the restart the worst second of the run
-would have needed, at recovery rates measured on MariaDB 10.11 (README, "Crash recovery").""",
+would have needed, at recovery rates measured on MariaDB 10.11 (docs/ENGINE.md, "Crash recovery").""",
          {"innodb_buffer_pool_instances": 8, "innodb_log_file_size": "1G", "innodb_io_capacity_max": 2000,
           "duration": "60s"}),
     Step("Too little I/O capacity", f"""
@@ -510,7 +510,7 @@ def _ck_os_cache(p: dict, step: int, k: str) -> None:
 # -- walk 6: the host's I/O scheduler (CFQ) on a SATA SSD -----------------------------------------
 
 SATA_DATA = ("fio-plot's Samsung PM883 runs (fio 3.1, libaio, 60 s; shared/data/fio/fioplot-samsung-pm883), "
-             "which ran under CFQ (README: \"The host's block layer\")")
+             "which ran under CFQ (docs/CALIBRATION.md: \"The host's block layer\")")
 
 CFQ_STEPS = (
     Step("One process: CFQ stays out of the way", f"""

@@ -14,7 +14,7 @@ a query. A clean restart is timed too, so the recovery's own share can be told a
 Writes OUT/crash_recovery.json (one entry per crash, with the load's redo bytes per commit, plus
 the clean restart, the machine and the settings) and keeps each restart's server log, each line with the second it was read at, as
 OUT/restart-<n>.log. validation/fit_recovery_rates.py fits models/recovery.py's rates to such files
-(see the README, "Crash recovery"). The milestones are MariaDB 10.5+'s log lines; MySQL words them
+(see docs/ENGINE.md, "Crash recovery"). The milestones are MariaDB 10.5+'s log lines; MySQL words them
 differently, so its restarts are timed but not split into scan and apply.
 """
 
