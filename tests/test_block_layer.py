@@ -18,6 +18,7 @@ from sim.cli import main
 from sim.fio import FioJob
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fio"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared/data/fio is not beside the project")
 
 
 def test_scaled_slice_shares_the_target_latency():
@@ -219,6 +220,7 @@ def test_shaped_by_host():
     assert not shaped_by_host(_job(8, 2), BlockLayerConfig("none")) and not shaped_by_host(_job(8, 2), None)
 
 
+@needs_data
 @pytest.mark.slow
 def test_calibrate_cli_through_cfq_predicts_the_held_out_sata_jobs(tmp_path, capsys):
     # a quarter of the grid: iodepth 1, 4, 16, 64 x numjobs 1, 2, 16, 64
@@ -233,6 +235,7 @@ def test_calibrate_cli_through_cfq_predicts_the_held_out_sata_jobs(tmp_path, cap
     assert "cfq, queue depth 32" in doc["profile"]["description"]
 
 
+@needs_data
 def test_calibrate_cli_refuses_bad_host_settings(capsys):
     files = [str(DATA / "fioplot-samsung-pm883" / "randread-1-1.json")]
     assert main(["calibrate", "fio", *files, "--queue-depth", "64"]) == 2
@@ -263,6 +266,7 @@ def test_pooled_stddev_of_clones():
     assert _pool_latency([(1, a), (1, LatencyStats(20e-6))]).stddev_s != _pool_latency([(1, a), (1, a)]).stddev_s
 
 
+@needs_data
 def test_host_path_spread_from_one_process_jobs_and_its_profile_key():
     from models.device import profile_from_dict
     from sim.calibrate import fit_device
@@ -274,6 +278,7 @@ def test_host_path_spread_from_one_process_jobs_and_its_profile_key():
         profile_from_dict({**PROFILE, "host_overhead_cv": -1}, "p.json")
 
 
+@needs_data
 def test_cfq_fingerprints_tell_the_sata_hosts_from_the_nvme_ones(capsys):
     from sim.calibrate import cfq_fingerprints
     from sim.fio import read_fio_json
