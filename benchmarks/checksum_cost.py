@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
 from machine import header
 
 C_SOURCE = r"""
