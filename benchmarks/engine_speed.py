@@ -36,10 +36,11 @@ print(json.dumps({"simulated_s": res.n_ticks * res.tick_s, "wall_s": wall, "star
 """
 
 
-def run_child(path: Path, overrides: list[str] = ()) -> dict:
-    """One engine run in a fresh process on one core's worth of threads."""
+def run_child(path: Path, overrides: list[str] = (), child: str = CHILD) -> dict:
+    """One engine run in a fresh process on one core's worth of threads: `child` (a script taking the
+    scenario file and overrides as arguments) prints one JSON line last, which is returned."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), *overrides], cwd=ROOT, env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", child, str(path), *overrides], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -17,13 +17,12 @@ Prints `<stem> commits=<n> sha256=<hex>` per scenario.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from engine_speed import ROOT, run_child
+
 DEFAULT_SET = ("seed-dbt2-8inst-3g", "seed-dbt2-32core-ssd-8inst-3g", "default", "whatif-open-loop",
                "seed-dbt2-3g-mariadb1011", "seed-dbt2-8inst-3g-mysql57", "seed-dbt2-8inst-3g-mysql80",
                "seed-checksums-oscache-innodb", "seed-tpcc-2500w-150g")
@@ -43,14 +42,13 @@ print(json.dumps({"commits": int(len(res.commit_t)), "sha256": h.hexdigest()}))
 
 
 def fingerprint(path: Path, overrides: list[str]) -> dict:
-    """One run in a fresh process: its commit count and the hash of what it recorded."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), *overrides], cwd=ROOT, env=env,
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise SystemExit(f"result_hash: {path}: the run failed: {last}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """One run in a fresh process (engine_speed.run_child): its commit count and the hash of what it
+    recorded."""
+    try:
+        return run_child(path, overrides, child=CHILD)
+    except subprocess.CalledProcessError as e:
+        last = (e.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise SystemExit(f"result_hash: {path}: the run failed: {last}") from None
 
 
 def scenario_path(name: str) -> Path:
