@@ -450,7 +450,10 @@ class Device:
         self.profile = profile
         self._units = [0.0] * profile.parallelism       # free time of each unit
         self._gaps = [IdleTime() for _ in range(profile.parallelism)]
+        self._gap_ends = [g.ends for g in self._gaps]  # the same lists (IdleTime only edits them in place)
+        self._n_units = profile.parallelism
         self._has_gaps = False
+        self._forgot_at_s = -1.0                        # the present _forget_gaps last ran at
         self._striped_op = {op: profile.unit_assignment[op] == "striped" for op in OPS}
         # The front end (profile.front_end): its free time and idle pieces. Its time is what limits
         # the device, so busy time counts it once per unit (busy_s / (units x dt) = its share).
@@ -595,8 +598,19 @@ class Device:
         ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
         self._read_ewma = ewma
         if m50 != 1.0:
-            service *= mix_multiplier(ewma, m50)
-        n_outstanding = self._pending(self._inflight, now) + 1   # also drops completed entries
+            # mix_multiplier, written out
+            p = 0.0 if ewma < 0.0 else 1.0 if ewma > 1.0 else ewma
+            service *= 1.0 + (m50 - 1.0) * 4.0 * p * (1.0 - p)
+        # _pending(self._inflight, now), written out: also drops completed entries.
+        inflight = self._inflight
+        present = self.env.now
+        horizon = now if now < present else present
+        if inflight and inflight[0] <= horizon:
+            del inflight[:bisect.bisect_right(inflight, horizon)]
+        if now > horizon:
+            n_outstanding = len(inflight) - bisect.bisect_right(inflight, now) + 1
+        else:
+            n_outstanding = len(inflight) + 1
         if curve:
             # The curve was measured on a single-operation stream; a mixed stream has its own
             # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
@@ -606,7 +620,7 @@ class Device:
         z = 1.0 if noise is None else noise()
         service *= z
         # Striped: the unit the address maps to; pooled (-1): the unit that frees first.
-        u = int(self._unit.next() * len(self._units)) if self._striped_op[op] else -1
+        u = int(self._unit.next() * self._n_units) if self._striped_op[op] else -1
         if unit_s is None:
             start = self._book(now, service, u)
             done = start + service + pipeline
@@ -623,7 +637,7 @@ class Device:
                 if done > media_s:
                     media_s = done
             self._ack(now, done)
-        bisect.insort(self._inflight, media_s)
+        bisect.insort(inflight, media_s)
         gc = self.profile.gc_erases_per_write
         if op == WRITE and gc > 0.0 and self._unit.next() < gc:
             # An erase seizes the unit that frees first, as a background GC would.
@@ -683,7 +697,7 @@ class Device:
         if self._has_gaps or now > present:
             # Admitted ahead of the present, or idle time before a unit's queued work exists.
             gaps = self._gaps
-            if self._has_gaps:
+            if self._has_gaps and present != self._forgot_at_s:
                 self._forget_gaps(present)
             if u >= 0:
                 start, idx = gaps[u].earliest_start(units[u], now, service)
@@ -695,7 +709,7 @@ class Device:
                     if best is None or key < best:
                         best, u, start, idx = key, v, st_v, idx_v
             units[u] = gaps[u].book(units[u], start, service, idx, present)
-            self._has_gaps = any(gaps)
+            self._has_gaps = any(self._gap_ends)          # any(gaps), without a __bool__ call per unit
             return start
         if u < 0:
             u = units.index(min(units))                 # the unit that frees first (the first such)
@@ -729,17 +743,22 @@ class Device:
         a write cache it is `schedule_sized`: a flash FTL programs a small write alike wherever it
         lands, and a disk without a cache pays its rotation for each synchronous write.
         """
-        if not self._wc_bytes:
-            return self.schedule_sized(now, WRITE, size)
         largest = self._largest[WRITE]
-        service, pipeline, cv, _curve, m50, noise, unit_s = self._class(WRITE, largest)
+        if not self._wc_bytes:
+            return self.schedule(now, WRITE, size) if size <= largest else self.schedule_sized(now, WRITE, size)
+        service, pipeline, cv, _curve, m50, noise, unit_s = (self._classes.get((WRITE, largest))
+                                                             or self._class(WRITE, largest))
         service *= size / largest
-        ewma = self._note_mix(0.0)
+        # _note_mix(0.0), _ack and _count written out (one call per redo log, binlog and journal write).
+        ewma = self._read_ewma
+        ewma = 0.0 if ewma is None else ewma + self._ewma_alpha * (0.0 - ewma)
+        self._read_ewma = ewma
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
         z = 1.0 if noise is None else noise()
         service *= z
-        self.outstanding(now)                           # drops completed entries: bounded memory
+        inflight = self._inflight
+        self._pending(inflight, now)                    # drops completed entries: bounded memory
         if unit_s is None:
             start = self._book(now, service, -1)
             end = start + service + pipeline
@@ -747,10 +766,18 @@ class Device:
             start = self._book_front(now, service)
             end = self._unit_after(start + service, unit_s * z * size / largest, -1) + pipeline
         done = self._cache_ack(now, size, end)
-        bisect.insort(self._inflight, end if end > done else done)   # on the media once cached
-        self._ack(now, done)
-        self._count(WRITE, size, now, start, done, service)
-        self.stats.appends += 1
+        bisect.insort(inflight, end if end > done else done)   # on the media once cached
+        acked = self._acked
+        if len(acked) > 4096:
+            self.host_outstanding(now)                  # drops acknowledged entries: bounded memory
+        bisect.insort(acked, done)
+        st = self.stats
+        st.ops[WRITE] += 1
+        st.bytes[WRITE] += size
+        st.latency_sum_s += done - now
+        st.queue_wait_sum_s += start - now
+        st.busy_sum_s += service * self._busy_scale
+        st.appends += 1
         return done
 
     def _schedule_spread(self, now: float, op: str, size: int, n: int) -> float:
@@ -847,7 +874,12 @@ class Device:
         return self.env.timeout(self.schedule_flush(now) - now)
 
     def _forget_gaps(self, present: float) -> None:
-        """Drop idle pieces that ended well before the present (no admission can use them)."""
+        """Drop idle pieces that ended well before the present (no admission can use them). Once per
+        simulated instant: a piece left later at the same instant ends after its admission time,
+        which is within a drain step of the present, so a second pass would drop nothing."""
+        if present == self._forgot_at_s:
+            return
+        self._forgot_at_s = present
         horizon = present - _GAP_KEEP_S
         for gaps in self._gaps:
             gaps.forget_before(horizon)

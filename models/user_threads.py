@@ -244,6 +244,20 @@ class BinlogWriter:
             self.busy = False
 
 
+class _BatchShape:
+    """What a batch of n transactions with whole page counts shares with every other batch of n:
+    the counts, where the modified pages sit (modified_layout), and, per modified page, its
+    transaction's count (m_rep) and index (owner_rep)."""
+
+    __slots__ = ("nr_a", "nm_a", "sizes", "total", "n_mod", "mod_pos", "mod_rank", "m_rep", "owner_rep")
+
+    def __init__(self, nr_a: np.ndarray, nm_a: np.ndarray, sizes: list[int], total: int, n_mod: int) -> None:
+        self.nr_a, self.nm_a, self.sizes, self.total, self.n_mod = nr_a, nm_a, sizes, total, n_mod
+        self.mod_pos, self.mod_rank = modified_layout(nr_a, nm_a)
+        self.m_rep = nm_a.repeat(nm_a)
+        self.owner_rep = np.arange(len(nm_a)).repeat(nm_a)
+
+
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
@@ -251,6 +265,9 @@ class UserThreads:
         self.env = env
         self.n = n_users
         self.prof = profile
+        # Batch shapes by size, when both page counts per transaction are whole (see _BatchShape).
+        whole = all(float(x).is_integer() for x in (profile.pages_read_per_txn, profile.pages_modified_per_txn))
+        self._whole_shapes: dict[int, _BatchShape] | None = {} if whole else None
         self.sampler = sampler
         self.pool = pool
         self.log = log
@@ -555,12 +572,19 @@ class UserThreads:
         prof, pool, c = self.prof, self.pool, self.counters
         n = len(pend)
         u = self.rng.random(2 * n)
-        nr_a = pages_per_txn_array(prof.pages_read_per_txn, u[:n])
-        nm_a = pages_per_txn_array(prof.pages_modified_per_txn, u[n:])
-        sizes_a = nr_a + nm_a
-        sizes = sizes_a.tolist()
-        total = sum(sizes)
-        n_mod = int(nm_a.sum())
+        shape = self._whole_shapes.get(n) if self._whole_shapes is not None else None
+        if shape is None:
+            nr_a = pages_per_txn_array(prof.pages_read_per_txn, u[:n])
+            nm_a = pages_per_txn_array(prof.pages_modified_per_txn, u[n:])
+            sizes = (nr_a + nm_a).tolist()
+            total = sum(sizes)
+            n_mod = int(nm_a.sum())
+            if self._whole_shapes is not None:
+                # Whole means: every transaction has the same counts, so a batch's shape depends
+                # only on n (the draws in u are still taken: the random stream stays the same).
+                self._whole_shapes[n] = shape = _BatchShape(nr_a, nm_a, sizes, total, n_mod)
+        if shape is not None:
+            nr_a, nm_a, sizes, total, n_mod = shape.nr_a, shape.nm_a, shape.sizes, shape.total, shape.n_mod
         pages = self.sampler.draw(total)
         c.add("Innodb_buffer_pool_read_requests", total)
         t_last = pend[-1][0]
@@ -568,6 +592,8 @@ class UserThreads:
         waited = [0.0] * n
         cpu_extra = [0.0] * n
         mod_pos = mod_rank = None
+        if shape is not None:
+            mod_pos, mod_rank = shape.mod_pos, shape.mod_rank
         modify = self.sampler.modify
         if modify is not None and n_mod:
             # Modifications drawn from their own page weights (access = "sysbench").
@@ -667,18 +693,33 @@ class UserThreads:
             if mod_pos is None:
                 mod_pos, mod_rank = modified_layout(nr_a, nm_a)
             b = np.asarray(bounds, dtype=np.int64)
-            m_rep = nm_a.repeat(nm_a)
-            span = (b[1:] - b[:-1]).repeat(nm_a)
-            mod_lsn = b[:-1].repeat(nm_a) + (mod_rank * span) // m_rep
-            pool.modify_lsns(pages[mod_pos], mod_lsn, b[1:].repeat(nm_a))
+            if shape is None:
+                m_rep = nm_a.repeat(nm_a)
+                starts_rep, ends_rep = b[:-1].repeat(nm_a), b[1:].repeat(nm_a)
+            else:
+                m_rep = shape.m_rep
+                starts_rep, ends_rep = b[:-1][shape.owner_rep], b[1:][shape.owner_rep]
+            mod_lsn = starts_rep + (mod_rank * (ends_rep - starts_rep)) // m_rep
+            pool.modify_lsns(pages[mod_pos], mod_lsn, ends_rep)
         if pinned:
             pool.io_fix[pinned] = 0                            # dirty now: the fix is released
         self.logsys.log_close()
         self.logsys.check_capacity()
-        account, resumed, read_cpu_s, cpu_phase = self._account, self.resumed, self.read_cpu_s, self._cpu_phase
+        resumed, read_cpu_s, cpu_phase = self.resumed, self.read_cpu_s, self._cpu_phase
+        since, state, iv_state, iv_t0, iv_t1 = self.since, self.state, self._iv_state, self._iv_t0, self._iv_t1
         for j in range(n):
             t, th = pend[j]
-            account(th, t, RUN)
+            # _account(th, t, RUN), written out
+            t0 = since[th]
+            if t > t0:
+                iv_state.append(state[th])
+                iv_t0.append(t0)
+                iv_t1.append(t)
+                since[th] = t
+                if len(iv_t0) >= _INTERVAL_BUFFER:
+                    self._bin_intervals()
+                    iv_state, iv_t0, iv_t1 = self._iv_state, self._iv_t0, self._iv_t1
+            state[th] = RUN
             if waited[j]:
                 self.since[th] = t + waited[j]     # the free-page wait is accounted already
             if not resumed[th]:
@@ -718,13 +759,13 @@ class UserThreads:
             self.cpu_ready_s[th] = t
             if begin > t:
                 self.queued_on[begin] = th
-        self.push(end, self.cpu_end_kind, th)
+        heapq.heappush(self.heap, (end, self._next_seq(), self.cpu_end_kind, th))     # push, written out
 
     def _latch(self, th: int, t: float) -> None:
         """The server-wide critical section, entered in the order the threads reach it."""
         begin = t if self.latch_free_s < t else self.latch_free_s
-        self.latch_free_s = begin + self.prof.serial_s_per_txn
-        self.push(self.latch_free_s, _COMMIT_REQ, th)
+        end = self.latch_free_s = begin + self.prof.serial_s_per_txn
+        heapq.heappush(self.heap, (end, self._next_seq(), _COMMIT_REQ, th))        # push, written out
 
     def _commit_req(self, th: int, t: float) -> None:
         if self.conc is not None:
