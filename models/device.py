@@ -758,7 +758,11 @@ class Device:
         z = 1.0 if noise is None else noise()
         service *= z
         inflight = self._inflight
-        self._pending(inflight, now)                    # drops completed entries: bounded memory
+        # _pending's drop of completed entries (bounded memory), written out.
+        present = self.env.now
+        horizon = now if now < present else present
+        if inflight and inflight[0] <= horizon:
+            del inflight[:bisect.bisect_right(inflight, horizon)]
         if unit_s is None:
             start = self._book(now, service, -1)
             end = start + service + pipeline
