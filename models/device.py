@@ -475,6 +475,7 @@ class Device:
         # Non-volatile write cache: per admitted write, the cumulative bytes admitted and the
         # running maximum of destage ends; entries before _wc_head have left the cache.
         self._wc_bytes = profile.write_cache_bytes
+        self._wc_latency_s = profile.write_cache_latency_s
         self._wc_cum: list[int] = []
         self._wc_end: list[float] = []
         self._wc_head = 0
@@ -499,7 +500,7 @@ class Device:
         if need > self._wc_left:
             i = bisect.bisect_left(cum, need, head)
             admit = max(now, end[i])
-        ack = admit + self.profile.write_cache_latency_s
+        ack = admit + self._wc_latency_s
         leaves = destage_done if destage_done > ack else ack     # in the cache until on the media
         self._wc_total += nbytes
         cum.append(self._wc_total)

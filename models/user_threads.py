@@ -143,7 +143,7 @@ class LogWriter:
                 else:
                     still.append((lsn, ev))
             self.simpy_waiting = still
-        u.push(end, _FLUSH_DONE, covered)
+        heapq.heappush(u.heap, (end, u._next_seq(), _FLUSH_DONE, covered))     # u.push, written out
 
     def done(self, t: float, covered: int) -> None:
         """The write covering `covered` is durable at t: its waiters commit, in the order they
