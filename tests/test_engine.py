@@ -104,6 +104,22 @@ def test_same_seed_same_result():
     assert not np.array_equal(a.commit_t, c.commit_t)
 
 
+@pytest.mark.parametrize("over", [{}, {"workload__data_size": "16M"}, {"workload__profile": "sysbench"}])
+def test_batch_shapes_cached_by_size_change_no_result(over):
+    """With whole page counts per transaction the batch layout is kept per batch size
+    (UserThreads._BatchShape, a speed measure): the run is bit for bit the run that works the
+    layout out for every batch (with misses, all pages resident, and sysbench's profile)."""
+    cached = Server(scenario_from_dict(small_doc(**over), "t"))
+    a = cached.run()
+    assert cached.users._whole_shapes                       # the cache was used
+    fresh = Server(scenario_from_dict(small_doc(**over), "t"))
+    fresh.users._whole_shapes = None                        # every batch worked out anew
+    b = fresh.run()
+    for x, y in ((a.counters, b.counters), (a.gauges, b.gauges), (a.thread_s, b.thread_s),
+                 (a.commit_t, b.commit_t), (a.latency_s, b.latency_s)):
+        assert np.array_equal(x, y)
+
+
 def test_tiny_log_runs_and_shows_its_pathology():
     """A legal but pathological setting (2 x 1 MB of redo) runs; user threads stall in sync flushing."""
     doc = small_doc(server__innodb_log_file_size="1M", run__duration="3s")
