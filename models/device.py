@@ -750,7 +750,7 @@ class Device:
         service, pipeline, cv, _curve, m50, noise, unit_s = (self._classes.get((WRITE, largest))
                                                              or self._class(WRITE, largest))
         service *= size / largest
-        # _note_mix(0.0), _ack and _count written out (one call per redo log, binlog and journal write).
+        # _note_mix(0.0) and _ack written out (one call per redo log, binlog and journal write).
         ewma = self._read_ewma
         ewma = 0.0 if ewma is None else ewma + self._ewma_alpha * (0.0 - ewma)
         self._read_ewma = ewma
@@ -776,13 +776,8 @@ class Device:
         if len(acked) > 4096:
             self.host_outstanding(now)                  # drops acknowledged entries: bounded memory
         bisect.insort(acked, done)
-        st = self.stats
-        st.ops[WRITE] += 1
-        st.bytes[WRITE] += size
-        st.latency_sum_s += done - now
-        st.queue_wait_sum_s += start - now
-        st.busy_sum_s += service * self._busy_scale
-        st.appends += 1
+        self._count(WRITE, size, now, start, done, service)
+        self.stats.appends += 1
         return done
 
     def _schedule_spread(self, now: float, op: str, size: int, n: int) -> float:
