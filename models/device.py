@@ -599,19 +599,8 @@ class Device:
         ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
         self._read_ewma = ewma
         if m50 != 1.0:
-            # mix_multiplier, written out
-            p = 0.0 if ewma < 0.0 else 1.0 if ewma > 1.0 else ewma
-            service *= 1.0 + (m50 - 1.0) * 4.0 * p * (1.0 - p)
-        # _pending(self._inflight, now), written out: also drops completed entries.
-        inflight = self._inflight
-        present = self.env.now
-        horizon = now if now < present else present
-        if inflight and inflight[0] <= horizon:
-            del inflight[:bisect.bisect_right(inflight, horizon)]
-        if now > horizon:
-            n_outstanding = len(inflight) - bisect.bisect_right(inflight, now) + 1
-        else:
-            n_outstanding = len(inflight) + 1
+            service *= mix_multiplier(ewma, m50)
+        n_outstanding = self._pending(self._inflight, now) + 1   # also drops completed entries
         if curve:
             # The curve was measured on a single-operation stream; a mixed stream has its own
             # measured capacity (mixed_capacity_iops), so the curve's effect fades with the mix.
@@ -638,7 +627,7 @@ class Device:
                 if done > media_s:
                     media_s = done
             self._ack(now, done)
-        bisect.insort(inflight, media_s)
+        bisect.insort(self._inflight, media_s)
         gc = self.profile.gc_erases_per_write
         if op == WRITE and gc > 0.0 and self._unit.next() < gc:
             # An erase seizes the unit that frees first, as a background GC would.
@@ -699,7 +688,7 @@ class Device:
             # Admitted ahead of the present, or idle time before a unit's queued work exists.
             gaps = self._gaps
             if self._has_gaps and present != self._forgot_at_s:
-                self._forget_gaps(present)
+                self._forget_gaps(present)                  # once per simulated instant
             if u >= 0:
                 start, idx = gaps[u].earliest_start(units[u], now, service)
             else:
@@ -750,20 +739,12 @@ class Device:
         service, pipeline, cv, _curve, m50, noise, unit_s = (self._classes.get((WRITE, largest))
                                                              or self._class(WRITE, largest))
         service *= size / largest
-        # _note_mix(0.0) and _ack written out (one call per redo log, binlog and journal write).
-        ewma = self._read_ewma
-        ewma = 0.0 if ewma is None else ewma + self._ewma_alpha * (0.0 - ewma)
-        self._read_ewma = ewma
+        ewma = self._note_mix(0.0)
         if m50 != 1.0:
             service *= mix_multiplier(ewma, m50)
         z = 1.0 if noise is None else noise()
         service *= z
-        inflight = self._inflight
-        # _pending's drop of completed entries (bounded memory), written out.
-        present = self.env.now
-        horizon = now if now < present else present
-        if inflight and inflight[0] <= horizon:
-            del inflight[:bisect.bisect_right(inflight, horizon)]
+        self.outstanding(now)                           # drops completed entries: bounded memory
         if unit_s is None:
             start = self._book(now, service, -1)
             end = start + service + pipeline
@@ -771,11 +752,8 @@ class Device:
             start = self._book_front(now, service)
             end = self._unit_after(start + service, unit_s * z * size / largest, -1) + pipeline
         done = self._cache_ack(now, size, end)
-        bisect.insort(inflight, end if end > done else done)   # on the media once cached
-        acked = self._acked
-        if len(acked) > 4096:
-            self.host_outstanding(now)                  # drops acknowledged entries: bounded memory
-        bisect.insort(acked, done)
+        bisect.insort(self._inflight, end if end > done else done)   # on the media once cached
+        self._ack(now, done)
         self._count(WRITE, size, now, start, done, service)
         self.stats.appends += 1
         return done
@@ -874,11 +852,10 @@ class Device:
         return self.env.timeout(self.schedule_flush(now) - now)
 
     def _forget_gaps(self, present: float) -> None:
-        """Drop idle pieces that ended well before the present (no admission can use them). Once per
-        simulated instant: a piece left later at the same instant ends after its admission time,
-        which is within a drain step of the present, so a second pass would drop nothing."""
-        if present == self._forgot_at_s:
-            return
+        """Drop idle pieces that ended well before the present (no admission can use them). `_book`
+        calls it once per simulated instant: a piece left later at the same instant ends after its
+        admission time, which is within a drain step of the present, so a second pass would drop
+        nothing."""
         self._forgot_at_s = present
         horizon = present - _GAP_KEEP_S
         for gaps in self._gaps:

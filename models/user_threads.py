@@ -245,14 +245,18 @@ class BinlogWriter:
 
 
 class _BatchShape:
-    """What a batch of n transactions with whole page counts shares with every other batch of n:
-    the counts, where the modified pages sit (modified_layout), and, per modified page, its
-    transaction's count (m_rep) and index (owner_rep)."""
+    """A batch's page counts per transaction (read nr_a, modified nm_a) and what follows from them:
+    each transaction's page total (sizes), where the modified pages sit (modified_layout), and, per
+    modified page, its transaction's count (m_rep) and index (owner_rep). With whole page counts
+    every batch of n transactions has the same shape, so UserThreads keeps one per n."""
 
     __slots__ = ("nr_a", "nm_a", "sizes", "total", "n_mod", "mod_pos", "mod_rank", "m_rep", "owner_rep")
 
-    def __init__(self, nr_a: np.ndarray, nm_a: np.ndarray, sizes: list[int], total: int, n_mod: int) -> None:
-        self.nr_a, self.nm_a, self.sizes, self.total, self.n_mod = nr_a, nm_a, sizes, total, n_mod
+    def __init__(self, nr_a: np.ndarray, nm_a: np.ndarray) -> None:
+        self.nr_a, self.nm_a = nr_a, nm_a
+        self.sizes = (nr_a + nm_a).tolist()
+        self.total = sum(self.sizes)
+        self.n_mod = int(nm_a.sum())
         self.mod_pos, self.mod_rank = modified_layout(nr_a, nm_a)
         self.m_rep = nm_a.repeat(nm_a)
         self.owner_rep = np.arange(len(nm_a)).repeat(nm_a)
@@ -574,30 +578,23 @@ class UserThreads:
         u = self.rng.random(2 * n)
         shape = self._whole_shapes.get(n) if self._whole_shapes is not None else None
         if shape is None:
-            nr_a = pages_per_txn_array(prof.pages_read_per_txn, u[:n])
-            nm_a = pages_per_txn_array(prof.pages_modified_per_txn, u[n:])
-            sizes = (nr_a + nm_a).tolist()
-            total = sum(sizes)
-            n_mod = int(nm_a.sum())
+            shape = _BatchShape(pages_per_txn_array(prof.pages_read_per_txn, u[:n]),
+                                pages_per_txn_array(prof.pages_modified_per_txn, u[n:]))
             if self._whole_shapes is not None:
                 # Whole means: every transaction has the same counts, so a batch's shape depends
                 # only on n (the draws in u are still taken: the random stream stays the same).
-                self._whole_shapes[n] = shape = _BatchShape(nr_a, nm_a, sizes, total, n_mod)
-        if shape is not None:
-            nr_a, nm_a, sizes, total, n_mod = shape.nr_a, shape.nm_a, shape.sizes, shape.total, shape.n_mod
+                self._whole_shapes[n] = shape
+        sizes, total, n_mod = shape.sizes, shape.total, shape.n_mod
+        mod_pos, mod_rank = shape.mod_pos, shape.mod_rank
         pages = self.sampler.draw(total)
         c.add("Innodb_buffer_pool_read_requests", total)
         t_last = pend[-1][0]
         ready = [t for t, _ in pend]
         waited = [0.0] * n
         cpu_extra = [0.0] * n
-        mod_pos = mod_rank = None
-        if shape is not None:
-            mod_pos, mod_rank = shape.mod_pos, shape.mod_rank
         modify = self.sampler.modify
         if modify is not None and n_mod:
             # Modifications drawn from their own page weights (access = "sysbench").
-            mod_pos, mod_rank = modified_layout(nr_a, nm_a)
             pages = pages.copy()
             pages[mod_pos] = modify.draw(len(mod_pos))
         pinned: list[int] = []
@@ -609,8 +606,6 @@ class UserThreads:
                 # until they are dirtied below: in the server the mini-transaction that reads a page
                 # modifies it under the same fix, so no other read of the batch can evict it between
                 # (a page only read was used when it was read).
-                if mod_pos is None:
-                    mod_pos, mod_rank = modified_layout(nr_a, nm_a)
                 mod_pages = np.unique(pages[mod_pos])
                 if n > 1 and len(mod_pages) > pool.frames_per_instance // 4:
                     self._start_batch(pend[: n // 2])           # too many to fix at once: halves
@@ -690,36 +685,18 @@ class UserThreads:
         log.lsn = bounds[n]
         if n_mod:
             # Page k of transaction j's modified pages gets start_j + k * span_j // m_j.
-            if mod_pos is None:
-                mod_pos, mod_rank = modified_layout(nr_a, nm_a)
             b = np.asarray(bounds, dtype=np.int64)
-            if shape is None:
-                m_rep = nm_a.repeat(nm_a)
-                starts_rep, ends_rep = b[:-1].repeat(nm_a), b[1:].repeat(nm_a)
-            else:
-                m_rep = shape.m_rep
-                starts_rep, ends_rep = b[:-1][shape.owner_rep], b[1:][shape.owner_rep]
-            mod_lsn = starts_rep + (mod_rank * (ends_rep - starts_rep)) // m_rep
+            starts_rep, ends_rep = b[:-1][shape.owner_rep], b[1:][shape.owner_rep]
+            mod_lsn = starts_rep + (mod_rank * (ends_rep - starts_rep)) // shape.m_rep
             pool.modify_lsns(pages[mod_pos], mod_lsn, ends_rep)
         if pinned:
             pool.io_fix[pinned] = 0                            # dirty now: the fix is released
         self.logsys.log_close()
         self.logsys.check_capacity()
-        resumed, read_cpu_s, cpu_phase = self.resumed, self.read_cpu_s, self._cpu_phase
-        since, state, iv_state, iv_t0, iv_t1 = self.since, self.state, self._iv_state, self._iv_t0, self._iv_t1
+        account, resumed, read_cpu_s, cpu_phase = self._account, self.resumed, self.read_cpu_s, self._cpu_phase
         for j in range(n):
             t, th = pend[j]
-            # _account(th, t, RUN), written out
-            t0 = since[th]
-            if t > t0:
-                iv_state.append(state[th])
-                iv_t0.append(t0)
-                iv_t1.append(t)
-                since[th] = t
-                if len(iv_t0) >= _INTERVAL_BUFFER:
-                    self._bin_intervals()
-                    iv_state, iv_t0, iv_t1 = self._iv_state, self._iv_t0, self._iv_t1
-            state[th] = RUN
+            account(th, t, RUN)
             if waited[j]:
                 self.since[th] = t + waited[j]     # the free-page wait is accounted already
             if not resumed[th]:
