@@ -112,6 +112,33 @@ def test_fio2_microseconds(tmp_path):
     assert j.write.bw_bytes_s == 8000 * 1024
 
 
+def test_fio2_without_total_ios_pools_clones_by_rate(tmp_path):
+    """fio 2.x before total_ios: the clones' latencies are pooled by their rates, not to 0."""
+    def clone(iops, mean_us):
+        return {"jobname": "old", "groupid": 0, "job options": {"rw": "randread", "bs": "4k", "iodepth": "2"},
+                "read": {"iops": iops, "bw": iops * 4, "runtime": 60000,
+                         "clat": {"mean": mean_us}, "lat": {"mean": mean_us + 2.0}},
+                "write": {"iops": 0, "bw": 0, "runtime": 0, "clat": {"mean": 0}, "lat": {"mean": 0}}}
+    (j,) = read_fio_json(write_json(tmp_path, {"fio version": "fio-2.1.3", "jobs": [clone(1000.0, 100.0),
+                                                                                     clone(3000.0, 200.0)]}))
+    assert j.clones == 2 and j.read.ios == 0 and j.read.iops == 4000.0
+    assert j.read.clat.mean_s == pytest.approx((1000 * 100e-6 + 3000 * 200e-6) / 4000)
+    assert j.read.lat.mean_s == pytest.approx((1000 * 102e-6 + 3000 * 202e-6) / 4000)
+
+
+def test_rate_beyond_littles_law_is_refused(tmp_path):
+    """A rate that, at the job's mean latency, would keep more I/Os in flight than iodepth x numjobs
+    allow (here 1e300 a second) is one clear error naming the key, not a fit that fails later."""
+    job = fio3_job(iops=1e300)
+    with pytest.raises(InputError) as err:
+        read_fio_json(write_json(tmp_path, {"fio version": "fio-3.33", "jobs": [job]}))
+    assert "jobs[job].read.iops" in str(err.value) and "iodepth x numjobs = 4" in str(err.value)
+    # At the limit of the slack it is still taken: 4 in flight x 2.
+    ok = fio3_job(iops=2 * 4 / 101e-6 * 0.999, mean_ns=100_000)
+    (j,) = read_fio_json(write_json(tmp_path, {"fio version": "fio-3.33", "jobs": [ok]}, name="ok.json"))
+    assert j.read.iops > 79_000
+
+
 def test_json_plus_bins_give_percentiles(tmp_path):
     bins = {str(v): 1 for v in range(1000, 101_000, 1000)}   # 100 equal buckets, 1..100 us
     doc = {"fio version": "fio-3.20", "jobs": [fio3_job(bins=bins)]}
