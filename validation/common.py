@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class RowResult:
             "where": r.where,
             **({"reason": r.reason} if r.reason else {}),
             **({"fitted": fitted(r)} if fitted(r) else {}),
+            **({"known_cause": known_causes()[r.id]} if self.ok is False and r.id in known_causes() else {}),
         }
 
 
@@ -119,6 +121,34 @@ def scenario_names(rows) -> list[str]:
             if n is not None and n not in names:
                 names.append(n)
     return names
+
+
+@functools.cache
+def known_causes() -> dict[str, dict[str, str]]:
+    """validation/reference/disagreements.toml by row id: {"why", "docs"}, written after the
+    comparisons; they change no check."""
+    text = (resources.files("validation") / "reference" / "disagreements.toml").read_text("utf-8")
+    return {c["id"]: {"why": c["why"], "docs": c["docs"]} for c in tomllib.loads(text)["cause"]}
+
+
+def disagreement_lines(results: list[RowResult], label: str) -> list[str]:
+    """For each failing row `<label>: <id>: published ..., simulated ... (<where>)`, followed by
+    `    why: ...` where disagreements.toml explains it; then a `stale explanation:` line for each
+    explained row that no longer fails."""
+    causes = known_causes()
+    out = []
+    for r in results:
+        if r.ok is False:
+            out.append(f"{label}: {r.row.id}: published {fmt_value(r.published)}, "
+                       f"simulated {fmt_value(r.simulated)} ({r.row.where})")
+            if r.row.id in causes:
+                c = causes[r.row.id]
+                out.append(f"    why: {c['why']} (see {c['docs']})")
+    for r in results:
+        if r.ok is not False and r.row.id in causes:
+            out.append(f"stale explanation: {r.row.id} no longer fails; its entry in "
+                       "validation/reference/disagreements.toml is out of date")
+    return out
 
 
 def unsettled_notes(results: list[RowResult], runs: dict) -> list[str]:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.common import (RowResult, check_figure, counts, fitted_passes, format_rows, reference_doc, run_scenario_file,
+from validation.common import (RowResult, check_figure, counts, disagreement_lines, fitted_passes, format_rows, reference_doc, run_scenario_file,
                                run_scenarios, ScenarioSuiteResult, scenario_names, unsettled_notes)
-from validation.common import fmt_value as _fmt
 
 SUITE = "flushing"
 CHECKS = ("figure", "at_least", "at_most", "greater", "not_modelled")
@@ -131,9 +130,7 @@ def format_table(res: SuiteResult) -> str:
     for r in res.rows:
         if r.ok is None:
             text.append(f"not modelled: {r.row.id}: {r.row.reason}")
-        elif r.ok is False:
-            text.append(f"DISAGREES with the article: {r.row.id}: published {_fmt(r.published)}, "
-                        f"simulated {_fmt(r.simulated)} ({r.row.where})")
+    text += disagreement_lines(res.rows, "DISAGREES with the article")
     text += unsettled_notes(res.rows, res.runs)
     n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())

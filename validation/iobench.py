@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sim.iobench import IobenchCase, IobenchResult, run_cases
 from sim.units import format_size, parse_size_bytes
-from validation.common import RowResult, check_figure, counts, format_rows, reference_doc
+from validation.common import RowResult, check_figure, counts, disagreement_lines, format_rows, reference_doc
 
 SUITE = "iobench"
 CHECKS = ("figure", "at_least", "at_most", "greater", "flat", "nondecreasing", "not_modelled")
@@ -158,6 +158,7 @@ def format_table(res: SuiteResult) -> str:
     for r in res.rows:
         if r.ok is None:
             text.append(f"not modelled: {r.row.id}: {r.row.reason}")
+    text += disagreement_lines(res.rows, "DISAGREES with the article")
     text.append(f"suite {SUITE}: {n_ok} passed, {n_fail} failed, {n_nm} not modelled "
                 f"({res.runs} runs, {res.ios:,} simulated I/Os)")
     return "\n".join(text)

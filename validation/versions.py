@@ -22,7 +22,7 @@ import numpy as np
 from models.redo import redo_limits
 from models.versions import version as version_of
 from sim.units import parse_size_bytes
-from validation.common import (RowResult, counts, fitted_passes, reference_doc, run_scenario_file, run_scenarios, ScenarioSuiteResult,
+from validation.common import (RowResult, counts, disagreement_lines, fitted_passes, reference_doc, run_scenario_file, run_scenarios, ScenarioSuiteResult,
                                scenario_names, unsettled_notes)
 from validation.common import fmt_value as _fmt
 
@@ -315,10 +315,7 @@ def format_table(res: SuiteResult) -> str:
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     text = [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [fmt.format(*line) for line in lines]
     text.append("")
-    for r in res.rows:
-        if r.ok is False:
-            text.append(f"DISAGREES: {r.row.id}: published {_fmt(r.published)}, simulated {_fmt(r.simulated)} "
-                        f"({r.row.where})")
+    text += disagreement_lines(res.rows, "DISAGREES")
     text += unsettled_notes(res.rows, res.runs)
     n_ok, n_fail, n_nm = counts(res.rows)
     sim_s = sum(v["simulated_s"] for v in res.runs.values())
