@@ -22,7 +22,7 @@ def test_every_explanation_names_a_checked_row_and_an_existing_docs_section():
         assert rid in rows, f"{rid}: not a row of any reference file"
         assert rows[rid]["check"] not in ("not_modelled", "report"), f"{rid}: is never checked"
         m = re.match(r'(docs/[A-Z]+\.md), "([^"]+)"', c["docs"])
-        assert m, f"{rid}: docs pointer {c['docs']!r} is not 'docs/FILE.md, \"section\"'"
+        assert m, f"{rid}: docs pointer {c['docs']!r} is not a docs file, a comma and a quoted section"
         text = (ROOT / m.group(1)).read_text().replace("`", "")
         assert m.group(2) in text, f"{rid}: {m.group(2)!r} is not in {m.group(1)}"
         assert len(c["why"]) > 40
