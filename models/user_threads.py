@@ -245,15 +245,14 @@ class BinlogWriter:
 
 
 class _BatchShape:
-    """A batch's page counts per transaction (read nr_a, modified nm_a) and what follows from them:
-    each transaction's page total (sizes), where the modified pages sit (modified_layout), and, per
+    """What follows from a batch's page counts per transaction (read nr_a, modified nm_a): each
+    transaction's page total (sizes), where the modified pages sit (modified_layout), and, per
     modified page, its transaction's count (m_rep) and index (owner_rep). With whole page counts
     every batch of n transactions has the same shape, so UserThreads keeps one per n."""
 
-    __slots__ = ("nr_a", "nm_a", "sizes", "total", "n_mod", "mod_pos", "mod_rank", "m_rep", "owner_rep")
+    __slots__ = ("sizes", "total", "n_mod", "mod_pos", "mod_rank", "m_rep", "owner_rep")
 
     def __init__(self, nr_a: np.ndarray, nm_a: np.ndarray) -> None:
-        self.nr_a, self.nm_a = nr_a, nm_a
         self.sizes = (nr_a + nm_a).tolist()
         self.total = sum(self.sizes)
         self.n_mod = int(nm_a.sum())

@@ -35,6 +35,7 @@ class RowResult:
 
     def to_json(self, case_label: str) -> dict:
         r = self.row
+        cause = known_causes().get(r.id) if self.ok is False else None
         return {
             "id": r.id,
             "case": case_label,
@@ -48,7 +49,7 @@ class RowResult:
             "where": r.where,
             **({"reason": r.reason} if r.reason else {}),
             **({"fitted": fitted(r)} if fitted(r) else {}),
-            **({"known_cause": known_causes()[r.id]} if self.ok is False and r.id in known_causes() else {}),
+            **({"known_cause": cause} if cause else {}),
         }
 
 
