@@ -10,7 +10,8 @@ from sim.metrics import frame
 from validation import flushing
 
 METRICS = ("drop_seconds", "longest_drop_s", "sync_waits_max_per_s", "flush_pages_per_s", "redo_use_max_gib",
-           "ckpt_age_median_pct", "mod_age_max_over_sync", "tps_mean", "tps_p99", "min_over_median_10s")
+           "ckpt_age_median_pct", "mod_age_max_over_sync", "tps_mean", "tps_p99", "min_over_median_10s",
+           "data_writes_per_s")
 
 
 def test_reference_rows_name_real_scenarios_and_metrics():

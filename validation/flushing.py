@@ -87,6 +87,8 @@ def metric_value(metric: str, run: dict, from_s: float) -> float:
     if metric == "mod_age_max_over_sync":
         age = (m["log_lsn_current"] - m["log_lsn_buf_pool_oldest"]).max()
         return float(age) / run["sync_age"]
+    if metric == "data_writes_per_s":
+        return float(m["Innodb_data_writes"].mean())
     if metric == "tps_mean":
         return float(tps.mean())
     if metric == "tps_p99":
