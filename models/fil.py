@@ -41,6 +41,14 @@
   (MAX_MERGED_BYTES; `contiguous_runs`). That is what makes innodb_flush_neighbors pay on disks:
   a victim and its dirty neighbours reach the device as one sequential write. Modelled for O_DIRECT
   data files with native AIO; buffered files and the simulated-AIO threads write page by page.
+* Counters as the server keeps them in os0file: `Innodb_data_writes` is os_n_file_writes, one per
+  write request InnoDB issues (os_aio_func, os_file_pwrite): each data page, each doublewrite
+  block write, and in MySQL each redo write and checkpoint block (log_group_write_buf and
+  log_group_checkpoint go through fil_io too). MariaDB 10.5+ writes its log outside os_aio: on
+  the live captures (10.11.19) Innodb_data_writes is exactly the pages flushed plus
+  Innodb_dblwr_writes (`redo_in_data_writes`). `Innodb_data_fsyncs` is os_n_fsyncs, one per
+  fsync()/fdatasync() of any InnoDB file, the redo log's included (os_file_fsync, MySQL 5.6-8.x;
+  os_file_sync_posix, MariaDB); `Innodb_os_log_fsyncs` counts the log's alone.
 """
 
 from __future__ import annotations
@@ -82,7 +90,8 @@ class FilIO:
     def __init__(self, env, fs: Filesystem, n_data_files: int, page_size_bytes: int, flush_method: str,
                  counters, page_cache_bytes: int = 0, n_pages: int = 0, native_aio: bool = True,
                  write_io_threads: int = 4, dblwr_in_data_file: bool = False, datasync: bool = False,
-                 log_o_sync: bool = True, log_fs: Filesystem | None = None) -> None:
+                 log_o_sync: bool = True, log_fs: Filesystem | None = None,
+                 redo_in_data_writes: bool = True) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
@@ -108,7 +117,8 @@ class FilIO:
         self.log_journal = log_fs.journal
         self.log_host_s = self.log_dev.profile.host_overhead_s
         self.log_cache_flush = fs.spec.barriers and self.log_dev.profile.volatile_write_cache
-        self.counters = counters               # Innodb_data_fsyncs, Innodb_os_log_fsyncs
+        self.counters = counters               # Innodb_data_writes, Innodb_data_fsyncs, Innodb_os_log_fsyncs
+        self.redo_in_data_writes = redo_in_data_writes
         self.datasync = datasync               # fdatasync() instead of fsync()
         self.log_o_sync = log_o_sync           # O_DSYNC opens the log O_SYNC (MySQL), not O_DSYNC
         self.journaled = fs.spec.kind != "raw"
@@ -158,6 +168,7 @@ class FilIO:
 
     def write_ibdata(self, size_bytes: int):
         """A synchronous write to ibdata1 (the doublewrite blocks); a SimPy generator."""
+        self.counters.add("Innodb_data_writes")
         return self._write(self.ibdata, size_bytes)
 
     def _write(self, inode, size_bytes: int):
@@ -211,6 +222,11 @@ class FilIO:
             return self.log_dev.schedule_flush(t_s) if self.log_cache_flush else t_s
         return self.dev.schedule_flush(t_s) if self.cache_flush else t_s
 
+    def count_log_write(self) -> None:
+        """A write() of redo (log_group_write_buf) counted as the server counts it."""
+        if self.redo_in_data_writes:
+            self.counters.values["Innodb_data_writes"] += 1
+
     def log_flush_done_s(self, now_s: float, bytes_: int, append: bool = True) -> float:
         """log_write_up_to with flush: write() the log bytes, then fsync the log file (fil_flush).
 
@@ -228,9 +244,12 @@ class FilIO:
         else:
             t = self.log_dev.schedule_sized(now_s, WRITE, size) + self.log_host_s
         self._touch("log", now_s)
+        self.count_log_write()
         if self.flush_method == "O_DSYNC":
             return self._sync_done_s("log", t, self.log_o_sync)
-        self.counters.values["Innodb_os_log_fsyncs"] += 1
+        vals = self.counters.values
+        vals["Innodb_os_log_fsyncs"] += 1
+        vals["Innodb_data_fsyncs"] += 1
         return self._sync_done_s("log", t + self.fsync_cpu_s, not self.datasync)
 
     def binlog_group_done_s(self, now_s: float, nbytes: int, sync: bool) -> float:
@@ -265,6 +284,7 @@ class FilIO:
         t = now_s
         ps = self.page_size
         for name in (("ibdata", "data") if doublewrite else ("data",)):
+            self.counters.add("Innodb_data_writes")
             self._touch(name, t)
             t = self.dev.schedule(t, WRITE, ps) + self.host_s
             if self.data_fsync:

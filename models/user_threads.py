@@ -764,6 +764,7 @@ class UserThreads:
         if mode == 2 and lsn > log.written_lsn:
             log.written_lsn = lsn                           # write() to the OS, no fsync
             self.counters.add("Innodb_log_writes")
+            self.fil.count_log_write()
         self._durable(th, t)
 
     def _durable(self, th: int, t: float) -> None:
@@ -865,7 +866,10 @@ class UserThreads:
                 page = dirty[0]
                 newest = int(pool.newest_lsn[page])
                 if newest > self.log.flushed_lsn:
+                    # buf_flush_write_block_low: log_write_up_to(newest, flush) first (WAL)
                     t = self.fil.log_flush_done_s(t, newest - self.log.flushed_lsn)
+                    c.add("Innodb_log_writes")
+                    c.add("Innodb_os_log_written", max(0, newest - self.log.written_lsn))
                     self.log.flushed_lsn = self.log.written_lsn = max(self.log.written_lsn, newest)
                 t += self.s.page_checksum_s                # buf_flush_init_for_writing in this thread
                 t = self.fil.sync_page_write_done_s(t, self.s.doublewrite)
@@ -874,7 +878,6 @@ class UserThreads:
                 pool.write_complete(page, self.log.lsn)
                 pool.evict_if_clean(page)
                 c.add("buffer_LRU_single_flush_pages")
-                c.add("Innodb_data_writes")
                 c.add("Innodb_pages_written")
                 if self.s.doublewrite:
                     c.add("Innodb_dblwr_pages_written")

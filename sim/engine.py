@@ -209,7 +209,8 @@ class Server:
                          page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages,
                          native_aio=st.use_native_aio, write_io_threads=st.write_io_threads,
                          datasync=st.datasync, log_o_sync=st.log_o_sync, log_fs=self.log_fs,
-                         dblwr_in_data_file=not st.file_per_table and v.doublewrite != "80")
+                         dblwr_in_data_file=not st.file_per_table and v.doublewrite != "80",
+                         redo_in_data_writes=v.redo_in_data_writes)
         pages_per_space = -(-self.n_pages // n_files)
         n_inst = st.buffer_pool_instances
         frames = max(1, st.buffer_pool_size_bytes // ps // n_inst)
