@@ -424,7 +424,7 @@ def test_thread_seconds_per_tick_matches_direct_overlap(ivs):
 
 
 def test_fsync_counters_follow_the_flush_method():
-    """Innodb_data_fsyncs counts the data-file fsyncs InnoDB issues; O_DSYNC logs need no fsync."""
+    """Innodb_data_fsyncs counts the fsyncs InnoDB issues; O_DSYNC logs need no fsync."""
     res = Server(scenario_from_dict(small_doc(), "t")).run()
     from models.server import COUNTERS
     last = res.counters[-1]
