@@ -400,6 +400,7 @@ def _calibrate_trace(args) -> int:
         print(json.dumps({"fitted": {k: {"value": float(v), "sd": float(sd)} for k, v, sd in
                                      zip(res.names, res.values, res.sd)},
                           "fixed": res.fixed, "series": res.series_error.to_dict(orient="records"),
+                          "per_transaction": res.per_txn.to_dict(orient="records"),
                           "simulations": res.evaluations, "notes": res.notes}, indent=2))
     else:
         for n in res.notes:
@@ -416,6 +417,13 @@ def _calibrate_trace(args) -> int:
         unused = [SERIES[c] for c in SERIES if c not in trace.frame]
         if unused:
             print("not in the trace, not fitted: " + ", ".join(unused))
+        if len(res.per_txn):
+            print(f"\nper transaction over {warmup_s:g}-{duration_s:g} s (shown, not fitted; counted as the "
+                  f"server counts them):")
+            print(format_rows(("counter", "measured", "simulated", "simulated / measured"),
+                              [(r.counter, f"{r.measured:,.4g}", f"{r.simulated:,.4g}",
+                                "-" if r.ratio != r.ratio else f"{r.ratio:.2f}")
+                               for r in res.per_txn.itertuples()]))
     header = (f"# fitted by innosim calibrate trace to {', '.join(map(str, args.files))}\n# "
               + "; ".join(f"{k} = {v:.4g} (sd {sd:.2g})" for k, v, sd in zip(res.names, res.values, res.sd)) + "\n")
     if out is not None:

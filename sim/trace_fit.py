@@ -47,6 +47,18 @@ SERIES = {
     "Innodb_buffer_pool_reads": "pages read from disk/s",
     "Innodb_os_log_written": "redo bytes/s",
 }
+# Counters compared per transaction after a fit, never fitted: column -> label. Both frames carry
+# them under the server's names, counted as the server counts them (models.fil).
+PER_TXN = {
+    "Innodb_buffer_pool_reads": "pages read from disk",
+    "pages_flushed": "pages flushed",
+    "Innodb_dblwr_writes": "doublewrite batches (Innodb_dblwr_writes)",
+    "Innodb_data_writes": "data writes (Innodb_data_writes)",
+    "Innodb_log_writes": "redo writes (Innodb_log_writes)",
+    "Innodb_os_log_written": "redo bytes (Innodb_os_log_written)",
+    "Innodb_os_log_fsyncs": "redo fsyncs (Innodb_os_log_fsyncs)",
+    "Innodb_data_fsyncs": "fsyncs (Innodb_data_fsyncs)",
+}
 # Parameters that can be fitted: key -> (low, high) in the schema's unit.
 FITTABLE = {
     "workload.cpu_per_txn": (1e-5, 0.5),
@@ -70,6 +82,7 @@ class FitResult:
     simulated: pd.DataFrame
     evaluations: int
     notes: list[str] = field(default_factory=list)
+    per_txn: pd.DataFrame = field(default_factory=pd.DataFrame)   # per_transaction of the fitted run
 
     def overrides(self) -> list[str]:
         vals = dict(self.fixed, **dict(zip(self.names, self.values)))
@@ -173,6 +186,26 @@ def window_means(df: pd.DataFrame, cols: list[str], t0: float, t1: float) -> pd.
     sel = df[(df["time_s"] > t0) & (df["time_s"] <= t1)]
     w = ((sel["time_s"] - t0 - 1e-9) // BLOCK_S).astype(int)
     return sel[cols].groupby(w).mean()
+
+
+def per_transaction(measured: pd.DataFrame, simulated: pd.DataFrame, t0: float, t1: float) -> pd.DataFrame:
+    """Each PER_TXN counter that both per-second frames carry, summed over (t0, t1] and divided by
+    the commits of the same seconds: `measured`, `simulated`, and their ratio (NaN where the
+    measured figure is 0). A counter the trace lacks, or whose seconds are not all sampled, is
+    left out."""
+    rows = []
+    ms = measured[(measured["time_s"] > t0) & (measured["time_s"] <= t1)]
+    ss = simulated[(simulated["time_s"] > t0) & (simulated["time_s"] <= t1)]
+    m_commits, s_commits = float(ms["tps"].sum()), float(ss["tps"].sum())
+    if m_commits <= 0 or s_commits <= 0:
+        return pd.DataFrame(columns=["counter", "column", "measured", "simulated", "ratio"])
+    for col, label in PER_TXN.items():
+        if col not in ms or col not in ss or ms[col].isna().any():
+            continue
+        m, s = float(ms[col].sum()) / m_commits, float(ss[col].sum()) / s_commits
+        rows.append({"counter": label, "column": col, "measured": m, "simulated": s,
+                     "ratio": s / m if m > 0 else float("nan")})
+    return pd.DataFrame(rows, columns=["counter", "column", "measured", "simulated", "ratio"])
 
 
 def simulate_frame(doc: dict, src: str, overrides: list[str]) -> pd.DataFrame:
@@ -345,7 +378,8 @@ def fit_trace(doc: dict, src: str, trace: Trace, fit: dict[str, tuple[float, flo
            for c, d in obj.window_errors(sim, obj.shown).items()]
     if not sol.success:
         notes.append(f"the optimiser stopped: {sol.message}")
-    return FitResult(names, values, sd, fixed, pd.DataFrame(err), trace.frame, sim, len(obj.cache), notes)
+    return FitResult(names, values, sd, fixed, pd.DataFrame(err), trace.frame, sim, len(obj.cache), notes,
+                     per_transaction(trace.frame, sim, warmup_s, duration_s))
 
 
 def overlay_figure(res: FitResult, warmup_s: float):

@@ -205,3 +205,25 @@ def test_wake_race_of_the_registered_384m_capture():
     est = direct_estimates(trace, 30.0, mariadb=True)
     assert 0.04 < est["workload.cleaner_wake_race"] < 0.07
     assert "workload.cleaner_wake_race" not in direct_estimates(trace, 30.0, mariadb=False)
+
+
+def test_per_transaction_divides_each_shared_counter_by_the_same_seconds_commits():
+    """per_transaction: counters both frames carry, over (t0, t1], per commit of those seconds;
+    a counter the trace lacks or did not sample every second is left out."""
+    import numpy as np
+    import pandas as pd
+
+    from sim.trace_fit import per_transaction
+
+    t = np.arange(1.0, 11.0)
+    measured = pd.DataFrame({"time_s": t, "tps": 100.0, "Innodb_data_writes": 250.0,
+                             "Innodb_log_writes": 60.0, "Innodb_data_fsyncs": [70.0] * 7 + [np.nan] + [70.0] * 2})
+    simulated = pd.DataFrame({"time_s": t, "tps": np.where(t > 5, 200.0, 1000.0), "Innodb_data_writes": 300.0,
+                              "Innodb_log_writes": 0.0, "Innodb_data_fsyncs": 80.0, "pages_flushed": 5.0})
+    got = per_transaction(measured, simulated, 5.0, 10.0).set_index("column")
+    assert list(got.index) == ["Innodb_data_writes", "Innodb_log_writes"]   # fsyncs: a second unsampled
+    assert got.loc["Innodb_data_writes", "measured"] == pytest.approx(2.5)
+    assert got.loc["Innodb_data_writes", "simulated"] == pytest.approx(1.5)  # only seconds 6-10 count
+    assert got.loc["Innodb_data_writes", "ratio"] == pytest.approx(0.6)
+    assert got.loc["Innodb_log_writes", "ratio"] == 0.0
+    assert per_transaction(measured.assign(tps=0.0), simulated, 5.0, 10.0).empty
