@@ -223,9 +223,12 @@ class FilIO:
         return self.dev.schedule_flush(t_s) if self.cache_flush else t_s
 
     def count_log_write(self) -> None:
-        """A write() of redo (log_group_write_buf) counted as the server counts it."""
+        """One write() of redo (log_group_write_buf): Innodb_log_writes, and in MySQL also
+        Innodb_data_writes."""
+        vals = self.counters.values
+        vals["Innodb_log_writes"] += 1
         if self.redo_in_data_writes:
-            self.counters.values["Innodb_data_writes"] += 1
+            vals["Innodb_data_writes"] += 1
 
     def log_flush_done_s(self, now_s: float, bytes_: int, append: bool = True) -> float:
         """log_write_up_to with flush: write() the log bytes, then fsync the log file (fil_flush).
@@ -236,7 +239,8 @@ class FilIO:
         write itself is synchronous and no fsync follows: MySQL opens the log O_SYNC, which syncs
         the timestamps too; MariaDB's O_DSYNC is taken as fdatasync() (assumed). The write continues
         the log's sequential stream (Device.schedule_append) unless `append` is False (the
-        checkpoint block in the first file's header).
+        checkpoint block in the first file's header). Counts the write: a redo write, or the
+        checkpoint block (in MySQL a data write, not a log write).
         """
         size = max(512, -(-bytes_ // 512) * 512)
         if append:
@@ -244,7 +248,10 @@ class FilIO:
         else:
             t = self.log_dev.schedule_sized(now_s, WRITE, size) + self.log_host_s
         self._touch("log", now_s)
-        self.count_log_write()
+        if append:
+            self.count_log_write()
+        elif self.redo_in_data_writes:
+            self.counters.values["Innodb_data_writes"] += 1
         if self.flush_method == "O_DSYNC":
             return self._sync_done_s("log", t, self.log_o_sync)
         vals = self.counters.values

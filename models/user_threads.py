@@ -128,9 +128,7 @@ class LogWriter:
         nbytes = covered - log.written_lsn
         end = u.fil.log_flush_done_s(t, max(nbytes, 512))
         log.written_lsn = covered
-        vals = u.counters.values
-        vals["Innodb_log_writes"] += 1
-        vals["Innodb_os_log_written"] += nbytes
+        u.counters.values["Innodb_os_log_written"] += nbytes
         if self.simpy_waiting:
             env = u.env
             still = []
@@ -763,7 +761,6 @@ class UserThreads:
             return
         if mode == 2 and lsn > log.written_lsn:
             log.written_lsn = lsn                           # write() to the OS, no fsync
-            self.counters.add("Innodb_log_writes")
             self.fil.count_log_write()
         self._durable(th, t)
 
@@ -868,7 +865,6 @@ class UserThreads:
                 if newest > self.log.flushed_lsn:
                     # buf_flush_write_block_low: log_write_up_to(newest, flush) first (WAL)
                     t = self.fil.log_flush_done_s(t, newest - self.log.flushed_lsn)
-                    c.add("Innodb_log_writes")
                     c.add("Innodb_os_log_written", max(0, newest - self.log.written_lsn))
                     self.log.flushed_lsn = self.log.written_lsn = max(self.log.written_lsn, newest)
                 t += self.s.page_checksum_s                # buf_flush_init_for_writing in this thread
