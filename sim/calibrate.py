@@ -46,6 +46,7 @@ from scipy.stats import norm
 from models.block_layer import CFQ_QUANTUM, NR_REQUESTS, BlockLayerConfig, Request, cfq_scaled_slice
 from models.device import READ, WRITE, Device, profile_from_dict
 from models.errors import InputError
+from models.filesystem import FsCosts
 from models.host_io import HostQueue
 from models.queueing import mixed_capacity_iops
 from sim.fio import FioJob
@@ -57,6 +58,7 @@ DEPTH_CURVE_SHARE = 0.9  # past the peak, points below this share of it make the
 FRONT_PEAK_SHARE = 0.8     # a front end's capacity must be measured: the peak throughput within this share of it
 FRONT_MARGIN = 0.8         # a front end is chosen when its replay error is below this share of units alone's
 UNIT_SHARES = (1 / 3, 2 / 3, 1.0)   # behind a front end, fixed unit shares replayed for the best unit count
+FSYNC_CPU_S = FsCosts().fsync_cpu_s   # the filesystem's part of an fsync / fdatasync in the model
 SCREEN_IOS = 800           # I/Os a job of a candidate's first, short replay; the FINALISTS best replayed with 3000
 FINALISTS = 2
 FRONT_K_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)   # unit counts tried behind a front end
@@ -119,10 +121,27 @@ def sequential_reason(job: FioJob) -> str:
     return f"{NOT_USED}: sequential (rw={job.rw}); the model is fitted to random I/O"
 
 
+def sync_reason(job: FioJob) -> str:
+    return (f"{NOT_USED} for the units: it calls {job.sync_call} after every {job.sync_every} write(s)"
+            + ("; its sync latency sets the cache flush" if flush_job(job) else ""))
+
+
+def flush_job(job: FioJob) -> bool:
+    """A job whose sync calls time the device's cache flush: O_DIRECT writes, each followed by
+    fdatasync (the data is already on the device; an overwrite changes no metadata fdatasync waits
+    for), with its sync latency measured (fio >= 3.5). With fdatasync=N > 1 a flush has N writes
+    to wait for, which the model's flush of fixed length does not tell apart: not used."""
+    return (job.sync_call == "fdatasync" and job.sync_every == 1 and job.direct and job.read_share <= 0.0
+            and job.sync is not None and job.sync_calls > 0)
+
+
 def select_jobs(jobs: list[FioJob]) -> tuple[list[FioJob], list[tuple[FioJob, str]], frozenset[str]]:
-    """(jobs to fit, [(job, why not used)], kinds fitted to sequential jobs for want of random ones)."""
+    """(jobs to fit, [(job, why not used)], kinds fitted to sequential jobs for want of random ones).
+    Jobs that sync between writes time their sync calls too, so none of them is fitted to the units."""
+    syncing = [j for j in jobs if j.sync_call is not None]
+    jobs = [j for j in jobs if j.sync_call is None]
     random_kinds = {job_kind(j) for j in jobs if not is_sequential(j)}
-    used, unused = [], []
+    used, unused = [], [(j, sync_reason(j)) for j in syncing]
     for j in jobs:
         if is_sequential(j) and job_kind(j) in random_kinds:
             unused.append((j, sequential_reason(j)))
@@ -276,6 +295,8 @@ class DeviceFit:
 
     def why_unused(self, job: FioJob) -> str | None:
         """Why the fitted model does not speak for this job (None: it does)."""
+        if job.sync_call is not None:
+            return sync_reason(job)
         if is_sequential(job) and job_kind(job) not in self.sequential_kinds:
             return sequential_reason(job)
         return None
@@ -334,6 +355,68 @@ def cfq_fingerprints(jobs: list[FioJob]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class CacheFlushFit:
+    """The device's cache flush (profile `volatile_write_cache`, `flush_s`) from fdatasync jobs."""
+
+    flush_s: float                       # mean fdatasync minus the filesystem's part (0: no flush cost)
+    sync_mean_s: float                   # measured, pooled over the jobs by call count
+    sync_p50_s: float
+    sync_p99_s: float
+    calls: int
+    jobs: tuple[FioJob, ...]
+
+    @property
+    def profile_fields(self) -> dict:
+        return {"volatile_write_cache": True, "flush_s": self.flush_s} if self.flush_s > 0 else {}
+
+    def note(self) -> str:
+        where = ", ".join(j.name for j in self.jobs)
+        if self.flush_s <= 0:
+            return (f"fdatasync measured at {self.sync_mean_s * 1e6:.0f} us mean ({where}), no more than the "
+                    f"filesystem's own {FSYNC_CPU_S * 1e6:.0f} us: no cache flush cost")
+        return (f"cache flush {self.flush_s * 1e6:.0f} us: fdatasync after O_DIRECT writes measured at "
+                f"{self.sync_mean_s * 1e6:.0f} us mean ({self.calls:,} calls, {where}) less the filesystem's "
+                f"{FSYNC_CPU_S * 1e6:.0f} us")
+
+
+def fit_cache_flush(jobs: list[FioJob]) -> CacheFlushFit | None:
+    """innosim times an fdatasync of data already on the device as the filesystem's ->fsync work
+    (FsCosts.fsync_cpu_s, models.filesystem) then one cache flush on the device (Device.schedule_flush,
+    a REQ_PREFLUSH); so flush_s = mean measured fdatasync - fsync_cpu_s, over the jobs that time it
+    (flush_job), pooled by call count. fsync jobs are not used: on a file whose timestamps moved
+    their calls also commit the journal. None without such a job."""
+    used = [j for j in jobs if flush_job(j)]
+    if not used:
+        return None
+    calls = sum(j.sync_calls for j in used)
+    mean = sum(j.sync_calls * j.sync.mean_s for j in used) / calls
+
+    def pooled(q: float) -> float:
+        vals = [(j.sync_calls, j.sync.percentile_s(q)) for j in used if math.isfinite(j.sync.percentile_s(q))]
+        return sum(n * v for n, v in vals) / sum(n for n, _ in vals) if vals else math.nan
+
+    flush = max(0.0, mean - FSYNC_CPU_S)
+    return CacheFlushFit(round(flush, 9), mean, pooled(50.0), pooled(99.0), calls, tuple(used))
+
+
+def simulate_flush_job(profile_doc: dict, job: FioJob, seed: int = 1, target_calls: int = 2000) -> tuple[float, float]:
+    """The fitted profile's run of an fdatasync job (flush_job), as the engine times a redo write and
+    its fdatasync (models.fil.FilIO.log_flush_done_s): the write (Device.schedule_append) and the
+    host path, then the filesystem's fsync work and the device's cache flush, one process, each
+    call after the last. Returns (writes a second, mean fdatasync latency s)."""
+    prof = profile_from_dict(profile_doc, "profile")
+    dev = Device(simpy.Environment(), prof, np.random.default_rng(seed))
+    t, syncs, writes = 0.0, [], 0
+    while len(syncs) < target_calls:
+        t = dev.schedule_append(t, job.block_bytes) + prof.host_overhead_s
+        writes += 1
+        start = t
+        t = dev.schedule_flush(t + FSYNC_CPU_S)
+        syncs.append(t - start)
+    return writes / t, float(np.mean(syncs))
+
+
 def fit_device(jobs: list[FioJob], name: str, source: str,
                host_block: BlockLayerConfig | None = None) -> DeviceFit:
     """Fit a profile document (validated by models.device.profile_from_dict) to fio jobs. With the
@@ -341,6 +424,7 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
     each holding at most the host's queue depth on the device."""
     if not jobs:
         raise InputError(source, "", "no fio jobs to fit")
+    all_jobs = jobs
     jobs, unused, seq_kinds = select_jobs(jobs)
     shaped = [j for j in jobs if shaped_by_host(j, host_block)]
     all_shaped = bool(shaped) and len(shaped) == len(jobs)
@@ -484,8 +568,9 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
                                     "measure the drive itself)" if all_shaped else ""))
         if seq_kinds:
             notes.append("fitted to sequential jobs for " + ", ".join(sorted(seq_kinds)) + " (no random ones)")
-        if unused:
-            notes.append(f"{len(unused)} sequential job(s) not used (random jobs of the same kind exist)")
+        n_seq = sum(1 for j, _ in unused if j.sync_call is None)
+        if n_seq:
+            notes.append(f"{n_seq} sequential job(s) not used (random jobs of the same kind exist)")
         doc = {"name": name, "source": source,
                "description": f"fitted by innosim calibrate fio from {len(jobs)} fio jobs"
                               + "".join(f"; {n}" for n in notes),
@@ -540,6 +625,11 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
             built[best_i][2]["description"] += f"; {note}"
         built = [built[best_i]]
     front, total, doc, notes = built[0]
+    flush = fit_cache_flush(all_jobs)
+    if flush is not None:
+        doc.update(flush.profile_fields)
+        notes.append(flush.note())
+        doc["description"] += f"; {flush.note()}"
     profile_from_dict(doc, f"fitted profile {name}")     # the fit must itself be a valid profile
     return DeviceFit(doc, think, total, tuple(unused), seq_kinds, tuple(notes))
 
@@ -798,10 +888,26 @@ class Calibration:
     preds: list[JobPrediction]
     unused: tuple[tuple[FioJob, str], ...] = ()
     host: BlockLayerConfig | None = None          # the measuring host's block layer, when given
+    flush_rows: tuple[dict, ...] = ()             # fdatasync jobs: measured beside the profile's run
 
     @property
     def holdout_rows(self) -> list[dict]:
         return holdout_rows([p for p in self.preds if p.job in self.held])
+
+
+def flush_rows(profile_doc: dict, jobs: list[FioJob], held: set[int]) -> tuple[dict, ...]:
+    """Each fdatasync job (flush_job) measured beside the profile's run of it (simulate_flush_job);
+    `held` holds the id() of the jobs held out of the fit."""
+    rows = []
+    for j in jobs:
+        if not flush_job(j):
+            continue
+        rate, sync_s = simulate_flush_job(profile_doc, j)
+        rows.append({"job": j.label(), "set": "held out" if id(j) in held else "fit",
+                     "writes_per_s_measured": j.iops, "writes_per_s_fitted": rate,
+                     "sync_mean_us_measured": j.sync.mean_s * 1e6, "sync_mean_us_fitted": sync_s * 1e6,
+                     "sync_p99_us_measured": j.sync.percentile_s(99.0) * 1e6})
+    return tuple(rows)
 
 
 def fit_with_holdout(jobs: list[FioJob], holdout: str | None, name: str, source: str,
@@ -849,7 +955,8 @@ def calibrate_fio(jobs: list[FioJob], holdout: str | None, name: str, source: st
         preds = [out[i] for i in range(len(todo))]
     else:
         preds = [predict_job(*t) for t in todo]
-    return Calibration(fit, used, held, preds, unused, host)
+    held_out = {id(j) for j in split_holdout(jobs, holdout)[1]}
+    return Calibration(fit, used, held, preds, unused, host, flush_rows(fit.profile, jobs, held_out))
 
 
 REPORT_COLUMNS = ("job", "set", "rw", "block_bytes", "outstanding", "iops_measured", "iops_fitted",

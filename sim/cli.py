@@ -303,7 +303,8 @@ def _cmd_calibrate(args) -> int:
         cal.fit.profile["rotational"] = True
     rows = cal.holdout_rows
     if args.json:
-        print(json.dumps({"profile": cal.fit.profile, "holdout_rows": rows}, indent=2))
+        print(json.dumps({"profile": cal.fit.profile, "holdout_rows": rows,
+                          **({"flush_rows": list(cal.flush_rows)} if cal.flush_rows else {})}, indent=2))
     else:
         header = ("job", "set", "IOPS meas", "IOPS fit", "mean us", "fit", "p50 us", "fit", "p99 us", "fit",
                   "p99.9 us", "fit")
@@ -320,6 +321,12 @@ def _cmd_calibrate(args) -> int:
               + (" behind a front end (one FIFO stage)" if prof.get("front_end") else "")
               + f", assignment {prof['unit_assignment']}, host path "
               f"{prof['host_overhead_s'] * 1e6:.1f} us, fio think time {cal.fit.think_s * 1e6:.1f} us")
+        if prof.get("flush_s"):
+            print(f"cache flush {prof['flush_s'] * 1e6:.1f} us (volatile write cache)")
+        for f in cal.flush_rows:
+            print(f"fdatasync ({f['set']}) {f['job']}: {f['writes_per_s_measured']:,.0f} writes/s measured, "
+                  f"{f['writes_per_s_fitted']:,.0f} fitted; sync mean {f['sync_mean_us_measured']:.0f} us "
+                  f"measured, {f['sync_mean_us_fitted']:.0f} fitted (p99 {f['sync_p99_us_measured']:.0f} us measured)")
         for h in holdout_summary(rows):
             print(f"held out ({args.holdout}): {h['metric']} within target on {h['within']} of {h['of']} jobs; "
                   f"median |error| {h['median_abs_error']:.1%}")

@@ -4,7 +4,9 @@ Formats as documented in shared/research/fs-device.md section 3 (axboe/fio HOWTO
 iolog.c): fio >= 3.0 reports latencies in ns under clat_ns/lat_ns/slat_ns, fio 2.x in us under
 clat/lat/slat; json+ adds `bins` (bucket value -> count); without group_reporting each clone of a
 job is its own entry with the same jobname (summed here); logs are `time_ms, value, ddir, bs`
-plus optional offset, priority and issue-time columns. Files may be gzipped.
+plus optional offset, priority and issue-time columns. Files may be gzipped. A job run with
+`fsync=N` or `fdatasync=N` also has the latency of its sync calls (fio >= 3.5: `sync` with
+`lat_ns` and `total_ios`, the count also as `lat_ns.N`), kept as `FioJob.sync`.
 Every problem is an InputError naming the file and the key or line.
 """
 
@@ -103,6 +105,22 @@ class FioJob:
     read: DirectionStats | None
     write: DirectionStats | None
     clones: int
+    sync: LatencyStats | None = None    # the fsync / fdatasync calls' latency, clones pooled
+    sync_calls: int = 0                 # how many were timed
+
+    @property
+    def sync_call(self) -> str | None:
+        """"fdatasync" or "fsync" when the job syncs after every `sync_every` writes, else None."""
+        for call in ("fdatasync", "fsync"):
+            if int(self.options.get(call, "0").strip() or 0) > 0:
+                return call
+        return None
+
+    @property
+    def sync_every(self) -> int:
+        """Writes between two sync calls (fio's fsync=N / fdatasync=N); 0 when the job does not sync."""
+        call = self.sync_call
+        return int(self.options[call]) if call else 0
 
     @property
     def outstanding(self) -> int:
@@ -258,6 +276,33 @@ def _direction(entries: list[dict], op: str, src: str, name: str) -> DirectionSt
         slat=_pool_latency(slats) if len(slats) == len(parts) else None)
 
 
+def _sync(entries: list[dict], src: str, name: str) -> tuple[LatencyStats | None, int]:
+    """The sync calls' latency of a job's clones (fio >= 3.5 `sync`: lat_ns, total_ios; fio
+    3.33 leaves total_ios at 0 and counts them in lat_ns.N), pooled by count; (None, 0) without."""
+    parts = []
+    for e in entries:
+        d = e.get("sync")
+        if d is None:
+            continue
+        path = f"jobs[{name}].sync"
+        d = _obj(d, src, path)
+        lat = _latency(d, "lat", src, path)
+        if lat is None:
+            continue
+        obj = d.get("lat_ns", d.get("lat"))
+        n = int(max(_num(d.get("total_ios", 0), src, f"{path}.total_ios"),
+                    _num(obj.get("N", 0), src, f"{path}.lat.N")))
+        if n <= 0:
+            continue
+        if lat.mean_s <= 0:
+            raise InputError(src, f"{path}.lat", f"mean latency is 0 for {n} sync calls",
+                             "the mean sync latency fio measured (> 0)")
+        parts.append((n, lat))
+    if not parts:
+        return None, 0
+    return _pool_latency(parts), sum(n for n, _ in parts)
+
+
 def read_fio_json(path: str | Path) -> list[FioJob]:
     """All jobs of one fio JSON / json+ output file (several documents allowed)."""
     return fio_jobs_from_text(_read_text(Path(path)), str(path))
@@ -314,6 +359,12 @@ def fio_jobs_from_text(text: str, src: str) -> list[FioJob]:
                                  f"<= {MAX_OUTSTANDING:,} (what innosim fits and replays)")
             read = _direction(entries, "read", src, name)
             write = _direction(entries, "write", src, name)
+            for call in ("fsync", "fdatasync"):
+                value = opts.get(call, "0").strip()
+                if value and not (value.isascii() and value.isdigit()):
+                    raise InputError(src, f"jobs[{name}].job options.{call}", f"{opts[call]!r} is not a whole number",
+                                     "writes between two sync calls (0: none)")
+            sync, sync_calls = _sync(entries, src, name)
             if read is None and write is None:
                 raise InputError(src, f"jobs[{name}]", "did no I/O")
             if (share == 1.0 and read is None) or (share == 0.0 and write is None):
@@ -330,7 +381,7 @@ def fio_jobs_from_text(text: str, src: str) -> list[FioJob]:
             jobs.append(FioJob(source=src, name=str(name), fio_version=version, rw=rw, block_bytes=bs,
                                iodepth=iodepth, numjobs=numjobs, direct=opts["direct"] in ("1", "true"),
                                ioengine=opts["ioengine"], read_share=share, options=opts, read=read,
-                               write=write, clones=len(entries)))
+                               write=write, clones=len(entries), sync=sync, sync_calls=sync_calls))
     return jobs
 
 

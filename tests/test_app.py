@@ -386,7 +386,7 @@ def test_calibrate_page_names_the_sequential_jobs_it_leaves_out():
     report = at.dataframe[0].value
     unused = report[report["set"].str.startswith("not used")]
     assert len(unused) == 1 and unused.iloc[0]["rw"] == "read"
-    assert any("1 job(s) not used (not used: sequential (rw=read)" in c.value for c in at.caption)
+    assert any("1 job(s) not used for the units (not used: sequential (rw=read)" in c.value for c in at.caption)
 
 
 def test_calibrate_page_bad_files_show_the_error():
@@ -607,3 +607,18 @@ def test_compare_takes_a_pasted_my_cnf_on_one_side():
     assert not at.exception and not at.error
     caps = [t.value for t in at.text_input if t.label == "innodb_io_capacity"]
     assert caps == ["200", "3000"]
+
+
+def test_calibrate_page_shows_the_cache_flush_of_an_fdatasync_job():
+    from pathlib import Path
+
+    from fio_synth import fio_run_set
+
+    files = [(name, data, "application/json") for name, data in fio_run_set(depths=(1, 2, 4, 8, 16, 32))]
+    sync = Path(__file__).resolve().parent.parent / "validation/live/fio-2026-11-29/fio/fdatasync-4k-qd1-nj1.json"
+    files.append((sync.name, sync.read_bytes(), "application/json"))
+    at = AppTest.from_function(_calibrate, default_timeout=180).run()
+    at.file_uploader[0].set_value(files).run()
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert any("sync mean 64 us measured, 64 us on the profile; cache flush 29.0 us" in c.value for c in at.caption)

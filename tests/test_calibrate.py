@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.device import load_profile
+from models.device import load_profile, profile_from_dict
 from models.errors import InputError
 from sim.calibrate import (NOT_USED, calibrate_fio, fit_device, holdout_rows, mva_throughput, report_rows,
                            simulate_job, split_holdout)
@@ -265,3 +265,92 @@ def test_rpi_nvme_set_sequential_reads_left_out_and_queue_depth_predicted():
     assert cal.fit.profile.get("front_end") is True
     p99 = next(r for r in cal.holdout_rows if r["metric"] == "lat_p99")
     assert abs(p99["rel_error"]) <= 0.35
+
+
+def flush_fio_job(sync_mean_s, calls=5000, direct=True, call="fdatasync", name="fdatasync", every=1):
+    """A fio job of 4K writes, a sync call after every `every` of them that took `sync_mean_s` on average."""
+    opts = {"rw": "write", "bs": "4k", "iodepth": "1", "numjobs": "1", "direct": "1" if direct else "0",
+            "ioengine": "psync", call: str(every)}
+    write = DirectionStats(ios=calls, iops=1.0 / (60e-6 + sync_mean_s), bw_bytes_s=4096 / (60e-6 + sync_mean_s),
+                           lat=LatencyStats(60e-6), clat=LatencyStats(55e-6))
+    return FioJob(source="synthetic", name=name, fio_version="fio-3.33", rw="write", block_bytes=4096, iodepth=1,
+                  numjobs=1, direct=direct, ioengine="psync", read_share=0.0, options=opts, read=None, write=write,
+                  clones=1, sync=LatencyStats(sync_mean_s, {50.0: sync_mean_s, 99.0: 2 * sync_mean_s}),
+                  sync_calls=calls)
+
+
+def test_cache_flush_fitted_from_fdatasync_jobs():
+    """fdatasync after O_DIRECT writes times the filesystem's fsync work and the device's cache flush:
+    the profile's flush_s is the measured mean less the former, and the units are fitted as without."""
+    from sim.calibrate import FSYNC_CPU_S, fit_cache_flush
+    truth = known_profile(2, 100_000, 80_000, 100e-6, 60e-6, "striped", "pooled")
+    random_jobs = _depth_jobs(truth)
+    alone = fit_device(random_jobs, "fit", "synthetic")
+    sync_job = flush_fio_job(FSYNC_CPU_S + 400e-6)
+    fit = fit_device(random_jobs + [sync_job], "fit", "synthetic")
+    assert fit.profile["classes"] == alone.profile["classes"]
+    assert fit.profile["volatile_write_cache"] is True and fit.profile["flush_s"] == pytest.approx(400e-6)
+    assert "cache flush 400 us" in fit.profile["description"]
+    assert "sequential" not in fit.profile["description"]
+    assert profile_from_dict(fit.profile, "fit").flush_s == pytest.approx(400e-6)
+    ((job, why),) = fit.unused
+    assert job is sync_job and "fdatasync after every 1 write(s)" in why and "cache flush" in why
+    # The profile's run of the job gives its sync latency back; its writes a second follow.
+    cal = calibrate_fio(random_jobs + [sync_job], None, "fit", "synthetic")
+    (row,) = cal.flush_rows
+    assert row["set"] == "fit" and row["sync_mean_us_fitted"] == pytest.approx(row["sync_mean_us_measured"])
+    assert 0.5 * sync_job.iops < row["writes_per_s_fitted"] < 1.5 * sync_job.iops
+    # Several jobs: pooled by call count.
+    two = fit_cache_flush([flush_fio_job(FSYNC_CPU_S + 100e-6, 3000), flush_fio_job(FSYNC_CPU_S + 500e-6, 1000)])
+    assert two.flush_s == pytest.approx(200e-6) and two.calls == 4000
+    # A device whose fdatasync costs no more than the filesystem's part has no flush cost.
+    fast = fit_device(random_jobs + [flush_fio_job(20e-6)], "fit", "synthetic")
+    assert "flush_s" not in fast.profile and "volatile_write_cache" not in fast.profile
+    assert "no cache flush cost" in fast.profile["description"]
+    # fsync (a journal commit when timestamps moved), buffered writes (the data is written back by
+    # the sync call) and a sync after several writes do not time one flush alone: not used for it.
+    for other in (flush_fio_job(1e-3, call="fsync"), flush_fio_job(1e-3, direct=False), flush_fio_job(1e-3, every=4)):
+        f = fit_device(random_jobs + [other], "fit", "synthetic")
+        assert "flush_s" not in f.profile and f.unused[0][0] is other
+        assert "cache flush" not in f.unused[0][1]
+
+
+def test_cli_prints_the_cache_flush_and_its_fdatasync_run(capsys, tmp_path):
+    files = _synthetic_fio_files(tmp_path)
+    doc = json.loads(Path(files[0]).read_text())
+    job = doc["jobs"][0]
+    job["job options"] = {"rw": "write", "bs": "4k", "iodepth": "1", "direct": "1", "ioengine": "psync",
+                          "fdatasync": "1"}
+    job["jobname"] = "fdatasync-4k"
+    job["write"], job["read"] = job["read"], job["write"]
+    job["sync"] = {"total_ios": 0, "lat_ns": {"mean": 835_000.0, "N": 4000, "percentile": {"99.000000": 2e6}}}
+    (tmp_path / "fdatasync.json").write_text(json.dumps(doc))
+    out_file = tmp_path / "p.json"
+    assert main(["calibrate", "fio", *files, str(tmp_path / "fdatasync.json"), "-o", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    assert "cache flush 800.0 us (volatile write cache)" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("fdatasync (fit)"))
+    assert "sync mean 835 us measured, 835 fitted (p99 2000 us measured)" in line
+    prof = load_profile(str(out_file))
+    assert prof.volatile_write_cache and prof.flush_s == pytest.approx(800e-6)
+    assert main(["calibrate", "fio", *files, str(tmp_path / "fdatasync.json"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["profile"]["flush_s"] == pytest.approx(800e-6) and len(res["flush_rows"]) == 1
+
+
+LIVE = Path(__file__).resolve().parent.parent / "validation" / "live"
+
+
+def test_fdatasync_job_measured_on_this_vm():
+    """validation/live/fio-2026-11-29 (fio 3.33, a virtio disk with a write-back cache): its sync
+    section is read and the shipped profile's cache flush is the measured mean less the model's
+    filesystem work."""
+    from sim.calibrate import FSYNC_CPU_S, fit_cache_flush
+    from sim.fio import read_fio_json
+    (job,) = read_fio_json(LIVE / "fio-2026-11-29" / "fio" / "fdatasync-4k-qd1-nj1.json")
+    assert job.sync_call == "fdatasync" and job.sync_calls == 30464
+    assert job.sync.mean_s == pytest.approx(63950.884913e-9) and job.sync.percentile_s(99.0) == pytest.approx(130.56e-6)
+    flush = fit_cache_flush([job])
+    assert flush.flush_s == pytest.approx(63950.884913e-9 - FSYNC_CPU_S, abs=1e-9)
+    shipped = load_profile(str(LIVE / "fio-2026-11-29" / "device.json"))
+    assert shipped.volatile_write_cache and shipped.flush_s == pytest.approx(flush.flush_s)

@@ -208,6 +208,50 @@ def test_log_gzip_and_errors(tmp_path):
         read_fio_log(empty)
 
 
+def fdatasync_job(sync_mean_ns=500_000, calls=1000, total_ios=0, opts=None):
+    """A fio 3.x job of sequential O_DIRECT writes each followed by fdatasync (fio 3.33 leaves the
+    sync section's total_ios at 0 and counts the calls in lat_ns.N)."""
+    job = fio3_job(rw="write", iops=1500.0, mean_ns=60_000, ios=calls,
+                   clone_opts={"rw": "write", "iodepth": "1", "direct": "1", "ioengine": "psync", "fdatasync": "1",
+                               **(opts or {})})
+    job["sync"] = {"total_ios": total_ios, "lat_ns": {"min": 1, "max": 2, "mean": sync_mean_ns, "stddev": 1.0,
+                                                      "N": calls, "percentile": {"50.000000": sync_mean_ns,
+                                                                                 "99.000000": 2 * sync_mean_ns}}}
+    return job
+
+
+def test_sync_latency_of_fdatasync_jobs(tmp_path):
+    (j,) = read_fio_json(write_json(tmp_path, {"fio version": "fio-3.33", "jobs": [fdatasync_job()]}))
+    assert j.sync_call == "fdatasync" and j.sync_every == 1 and j.direct and j.rw == "write"
+    assert j.sync_calls == 1000 and j.sync.mean_s == pytest.approx(500e-6)
+    assert j.sync.percentile_s(99.0) == pytest.approx(1e-3)
+    # Clones pooled by call count (total_ios where fio fills it in).
+    doc = {"fio version": "fio-3.36", "jobs": [fdatasync_job(400_000, 3000, total_ios=3000),
+                                                fdatasync_job(800_000, 1000, total_ios=1000)]}
+    (j,) = read_fio_json(write_json(tmp_path, doc))
+    assert j.clones == 2 and j.sync_calls == 4000 and j.sync.mean_s == pytest.approx(500e-6)
+    # Jobs without sync calls have none; fsync=4 is a sync every fourth write.
+    (plain,) = read_fio_json(write_json(tmp_path, {"fio version": "fio-3.33", "jobs": [fio3_job()]}))
+    assert plain.sync is None and plain.sync_call is None and plain.sync_every == 0
+    (every4,) = read_fio_json(write_json(tmp_path, {"fio version": "fio-3.33", "jobs": [
+        fdatasync_job(opts={"fdatasync": "0", "fsync": "4"})]}))
+    assert every4.sync_call == "fsync" and every4.sync_every == 4
+
+
+@pytest.mark.parametrize("job,where,match", [
+    (fdatasync_job(opts={"fdatasync": "often"}), "jobs[job].job options.fdatasync", "not a whole number"),
+    (fdatasync_job(sync_mean_ns=0), "jobs[job].sync.lat", "mean latency is 0 for 1000 sync calls"),
+    ({**fdatasync_job(), "sync": [1, 2]}, "jobs[job].sync", "is not an object"),
+    ({**fdatasync_job(), "sync": {"total_ios": 0, "lat_ns": {"mean": 5, "N": -3}}}, "jobs[job].sync.lat.N",
+     "out of range"),
+])
+def test_bad_sync_sections(tmp_path, job, where, match):
+    p = write_json(tmp_path, {"fio version": "fio-3.33", "jobs": [job]})
+    with pytest.raises(InputError, match=match) as err:
+        read_fio_json(p)
+    assert err.value.field == where
+
+
 def _with(job: dict, path: tuple, value) -> dict:
     """A copy of a fio3_job with one field (by key path) replaced; None as the value deletes it."""
     job = json.loads(json.dumps(job))

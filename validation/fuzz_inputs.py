@@ -1,6 +1,7 @@
 """Mutation fuzz of innosim's input readers: every bad input must end in one InputError.
 
-Takes real inputs (fio JSON and logs from shared/data/fio and validation/live/example, the live
+Takes real inputs (fio JSON and logs from shared/data/fio, validation/live/example and
+validation/live/fio-2026-11-29 (with an fdatasync job), the live
 example's traces, the shipped scenarios and device profiles, my.cnf option files and SHOW VARIABLES output),
 damages them (truncation, flipped
 bytes, cut or repeated spans, random bytes; in parsed documents, values replaced by other types,
@@ -40,6 +41,7 @@ from sim.trace import read_trace_bytes  # noqa: E402
 
 EXAMPLE = ROOT / "validation" / "live" / "example"
 SHARED_FIO = ROOT.parent / "shared" / "data" / "fio"
+FIO_SYNC = ROOT / "validation" / "live" / "fio-2026-11-29"      # its grid ends with an fdatasync job
 ODD_VALUES = [None, True, -1, 0, 1e308, float("nan"), "x", "", [], {}, [1, 2], {"a": 1}, 10**30, "1e9"]
 KINDS = ("fio_bytes", "fio_doc", "fio_fit", "fio_log", "trace", "scenario_text", "scenario_doc", "profile", "my_cnf",
          "server_vars")
@@ -72,7 +74,8 @@ class Failure:
 
 
 def _inputs():
-    fio = sorted(SHARED_FIO.glob("*/*.json")) + sorted(SHARED_FIO.glob("*/*/*.json")) + sorted((EXAMPLE / "fio").glob("*.json"))
+    fio = (sorted(SHARED_FIO.glob("*/*.json")) + sorted(SHARED_FIO.glob("*/*/*.json"))
+           + sorted((EXAMPLE / "fio").glob("*.json")) + sorted((FIO_SYNC / "fio").glob("*.json")))
     logs = sorted(SHARED_FIO.glob("*/*/*.log"))[:40] + sorted(SHARED_FIO.glob("*/*.log"))[:20]
     traces = []
     for name in ("sysbench.txt", "mysqladmin.txt.gz", "samples.csv.gz"):

@@ -40,6 +40,7 @@ def fit_uploads(files: tuple[tuple[str, bytes], ...], holdout: str, name: str, h
                         HOST_CHOICES.get(host))
     return {"profile": cal.fit.profile, "think_s": cal.fit.think_s, "report": report_rows(cal),
             "holdout_rows": cal.holdout_rows, "n_jobs": len(jobs), "n_held": len(cal.held),
+            "flush_rows": list(cal.flush_rows),
             "cfq_fingerprints": cfq_fingerprints(jobs) if cal.host is None else []}
 
 
@@ -60,14 +61,20 @@ def show_fit(out: dict, name: str) -> None:
     st.caption(f"unit assignment: {prof['unit_assignment']}"
                + ("; behind a front end (one FIFO stage: each I/O holds it for 1 / capacity, then its unit "
                   "for the class's unit_service_s)" if prof.get("front_end") else ""))
+    for f in out.get("flush_rows", []):
+        st.caption(f"fdatasync job {f['job']} ({f['set']}): sync mean {f['sync_mean_us_measured']:.0f} us measured, "
+                   f"{f['sync_mean_us_fitted']:.0f} us on the profile; "
+                   + (f"cache flush {prof['flush_s'] * 1e6:.1f} us (the mean less the filesystem's own fsync work)"
+                      if prof.get("flush_s") else "no cache flush cost beyond the filesystem's own fsync work"))
     prints = out.get("cfq_fingerprints", [])
     if len(prints) >= 2:
         st.warning(f"{len(prints)} jobs wait as CFQ's slices make them wait (e.g. {prints[0]}): the host that ran "
                    "fio likely used CFQ. Choose it under 'the host that ran fio' and fit again.")
     unused = [r for r in out["report"] if r["set"].startswith(NOT_USED)]
     if unused:
-        st.caption(f"{len(unused)} job(s) not used ({unused[0]['set'].split(';')[0]}, ...): the device model is "
-                   "fitted to random I/O. The profile's description lists what the fit assumed.")
+        st.caption(f"{len(unused)} job(s) not used for the units ({unused[0]['set'].split(';')[0]}, ...): the "
+                   "device model is fitted to random I/O, and jobs that sync between writes time their sync calls "
+                   "too. The profile's description lists what the fit assumed.")
     report = pd.DataFrame(out["report"])
     figure_block("Measured and fitted: IOPS and p99 latency against outstanding I/Os", fio_fit_figure(out["report"]),
                  report, f"{name}-fit", caption="Markers: measured (hollow: held out of the fit); lines: the "

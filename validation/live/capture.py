@@ -5,7 +5,9 @@ formats `innosim calibrate` reads.
 What it does (validation/live/README.md has the details and how to use the outputs):
  1. optionally installs fio, MariaDB and sysbench from the distribution's packages (--install);
  2. runs a fio grid (random 4K and 16K reads and writes at several queue depths, plus a few
-    4-job runs to hold out) on a file in the work directory: OUT/fio/*.json;
+    4-job runs to hold out, and one job of 4K O_DIRECT writes each followed by fdatasync, as the
+    redo log is written, which times the device's cache flush) on a file in the work directory:
+    OUT/fio/*.json;
  3. starts a private MariaDB on 127.0.0.1 (its own data directory, socket and port; nothing of an
     installed server is touched), loads sysbench's oltp tables, and runs sysbench oltp_read_write
     with --report-interval=1: OUT/sysbench.txt;
@@ -88,6 +90,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def write_cache(source: str) -> str:
+    """/sys/block/DEV/queue/write_cache of the device under `source` (its disk for a partition)."""
+    names = [Path(source).name, version(["lsblk", "-ndo", "PKNAME", source])]
+    for name in names:
+        f = Path("/sys/class/block") / name / "queue" / "write_cache"
+        if name and f.is_file():
+            return f.read_text().strip()
+    return "unknown"
+
+
 # -- fio -----------------------------------------------------------------------------------------
 
 def fio_jobs(depths: list[int]) -> list[dict]:
@@ -99,6 +111,12 @@ def fio_jobs(depths: list[int]) -> list[dict]:
             for qd in (2, 8):
                 jobs.append({"rw": rw, "bs": bs, "iodepth": qd, "numjobs": 4})
     return jobs
+
+
+# Appending 4K O_DIRECT writes, each followed by fdatasync(), as InnoDB writes and syncs its redo
+# log: fio's `sync` latency is then the filesystem's fdatasync plus the device's cache flush
+# (`innosim calibrate fio` fits the profile's flush_s from it). fio >= 3.5 reports it.
+FDATASYNC_JOB = {"name": "fdatasync-4k-qd1-nj1", "rw": "write", "bs": "4k", "ioengine": "psync", "fdatasync": 1}
 
 
 def run_fio(out: Path, work: Path, seconds: int, depths: list[int], size: str) -> list[str]:
@@ -117,6 +135,14 @@ def run_fio(out: Path, work: Path, seconds: int, depths: list[int], size: str) -
                "--randrepeat=0", "--output-format=json", f"--output={d / (name + '.json')}"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         names.append(name + ".json")
+    j = FDATASYNC_JOB
+    log(f"fio {len(jobs) + 1}/{len(jobs) + 1}: {j['name']}")
+    cmd = [fio, f"--name={j['name']}", f"--filename={target}", f"--size={size}", f"--rw={j['rw']}",
+           f"--bs={j['bs']}", "--direct=1", f"--ioengine={j['ioengine']}", f"--fdatasync={j['fdatasync']}",
+           "--time_based", f"--runtime={seconds}", "--ramp_time=1", "--output-format=json",
+           f"--output={d / (j['name'] + '.json')}"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    names.append(j["name"] + ".json")
     target.unlink(missing_ok=True)
     return names
 
@@ -285,6 +311,7 @@ def main() -> int:
     ap.add_argument("--work", help="scratch directory on the storage to measure (default OUT/work; removed after)")
     ap.add_argument("--install", action="store_true", help="install fio, mariadb-server and sysbench first")
     ap.add_argument("--skip-fio", action="store_true", help="only the database part")
+    ap.add_argument("--skip-db", action="store_true", help="only the fio grid (needs only fio)")
     ap.add_argument("--fio-seconds", type=int, default=4, help="measured seconds per fio job (default 4)")
     ap.add_argument("--fio-depths", default="1,2,4,8,16,32,64", help="iodepths of the 1-job runs")
     ap.add_argument("--fio-size", default="2G", help="fio test file size (default 2G)")
@@ -301,8 +328,11 @@ def main() -> int:
     try:
         if args.install:
             install()
+        if args.skip_fio and args.skip_db:
+            raise CaptureError("--skip-fio and --skip-db leave nothing to capture")
         for t in TOOLS:
-            tool(t)
+            if not (args.skip_db and t != "fio") and not (args.skip_fio and t == "fio"):
+                tool(t)
         out.mkdir(parents=True, exist_ok=True)
         work.mkdir(parents=True, exist_ok=True)
         mount = version(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", str(work)])
@@ -316,16 +346,19 @@ def main() -> int:
                         # 1: the device reports itself rotational; MariaDB then flushes neighbour
                         # pages. Give `innosim calibrate fio --rotational` then.
                         "rotational": version(["lsblk", "-ndo", "ROTA", mount.split()[1]])
-                        if len(mount.split()) > 1 else "unknown"},
-            "versions": {"fio": version([tool("fio"), "--version"]),
-                         "sysbench": version([tool("sysbench"), "--version"]),
-                         "mariadbd": version([tool("mariadbd"), "--version"])},
+                        if len(mount.split()) > 1 else "unknown",
+                        # "write back": the device caches writes and fdatasync() sends it a cache
+                        # flush (what the fdatasync job times); "write through": it does not.
+                        "write_cache": write_cache(mount.split()[1]) if len(mount.split()) > 1 else "unknown"},
+            "versions": {t: version([tool(t), "--version"]) for t in ("fio", "sysbench", "mariadbd")
+                         if not (args.skip_db and t != "fio") and not (args.skip_fio and t == "fio")},
             "settings": {k: v for k, v in vars(args).items() if k not in ("out", "work")},
         }
         if not args.skip_fio:
             depths = [int(x) for x in args.fio_depths.split(",")]
             meta["fio_files"] = run_fio(out, work, args.fio_seconds, depths, args.fio_size)
-        meta["database"] = run_database(out, work, args)
+        if not args.skip_db:
+            meta["database"] = run_database(out, work, args)
         meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         (out / "capture.json").write_text(json.dumps(meta, indent=2) + "\n")
         shutil.rmtree(work, ignore_errors=True)

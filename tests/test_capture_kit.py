@@ -1,0 +1,55 @@
+"""The live capture kit's fio grid (validation/live/capture.py) with a stand-in fio on PATH."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sim.calibrate import flush_job
+from sim.fio import read_fio_json
+
+KIT = Path(__file__).resolve().parent.parent / "validation" / "live" / "capture.py"
+
+# Writes what fio --output-format=json would for the options it was given: every option in
+# "job options", one I/O direction measured, and a sync section when it was asked to sync.
+FAKE_FIO = r'''#!PYTHON
+import json, sys
+args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+if "--version" in sys.argv:
+    print("fio-3.33"); sys.exit(0)
+lat = {"mean": 100000.0, "stddev": 1.0, "N": 1000, "percentile": {"50.000000": 90000, "99.000000": 300000}}
+busy = {"iops": 1000.0, "total_ios": 4000, "bw_bytes": 4096000, "io_bytes": 16384000, "runtime": 4000,
+        "slat_ns": {"mean": 1000}, "clat_ns": lat, "lat_ns": lat}
+idle = {"iops": 0.0, "total_ios": 0, "io_bytes": 0, "runtime": 0, "clat_ns": {"mean": 0}, "lat_ns": {"mean": 0}}
+reads = "read" in args["rw"]
+opts = {k: v for k, v in args.items() if k not in ("output", "output-format")}
+job = {"jobname": args["name"], "groupid": 0, "job options": opts,
+       "read": busy if reads else idle, "write": idle if reads else busy}
+if "fdatasync" in args:
+    job["sync"] = {"total_ios": 0, "lat_ns": dict(lat, mean=250000.0)}
+open(args["output"], "w").write(json.dumps({"fio version": "fio-3.33", "jobs": [job]}))
+'''
+
+
+def test_fio_grid_alone_ends_with_the_fdatasync_job(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fio = bindir / "fio"
+    fio.write_text(FAKE_FIO.replace("PYTHON", sys.executable))
+    fio.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(KIT), str(out), "--skip-db", "--fio-depths", "1,4"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "capture.json").read_text())
+    assert "database" not in meta and meta["versions"] == {"fio": "fio-3.33"}
+    assert meta["fio_files"][-1] == "fdatasync-4k-qd1-nj1.json" and len(meta["fio_files"]) == 4 * (2 + 2) + 1
+    (job,) = read_fio_json(out / "fio" / "fdatasync-4k-qd1-nj1.json")
+    assert job.options["direct"] == "1" and job.options["ioengine"] == "psync" and job.rw == "write"
+    assert flush_job(job) and job.sync.mean_s == 250e-6
+    # Nothing left to do is one clear error.
+    r = subprocess.run([sys.executable, str(KIT), str(tmp_path / "none"), "--skip-db", "--skip-fio"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == "capture: --skip-fio and --skip-db leave nothing to capture"
