@@ -53,3 +53,26 @@ def test_fio_grid_alone_ends_with_the_fdatasync_job(tmp_path):
     r = subprocess.run([sys.executable, str(KIT), str(tmp_path / "none"), "--skip-db", "--skip-fio"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == "capture: --skip-fio and --skip-db leave nothing to capture"
+
+
+def test_fdatasync_under_load_runs_the_job_beside_spinning_processes(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fio = bindir / "fio"
+    fio.write_text(FAKE_FIO.replace("PYTHON", sys.executable))
+    fio.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    script = KIT.parent / "fdatasync_under_load.py"
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(script), str(out), "--busy", "0,1", "--seconds", "1"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert [row["busy"] for row in summary["rows"]] == [0, 1]
+    assert all(row["sync_mean_us"] == 250.0 and row["sync_calls"] == 1000 for row in summary["rows"])
+    (job,) = read_fio_json(out / "busy-1.json")
+    assert job.name == "fdatasync-4k-qd1-nj1-busy1" and flush_job(job)
+    assert not (out / "fdatasync.dat").exists()
+    r = subprocess.run([sys.executable, str(script), str(out), "--busy", "two"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "comma-separated whole numbers" in r.stderr and "Traceback" not in r.stderr
