@@ -122,17 +122,35 @@ def sequential_reason(job: FioJob) -> str:
 
 
 def sync_reason(job: FioJob) -> str:
-    return (f"{NOT_USED} for the units: it calls {job.sync_call} after every {job.sync_every} write(s)"
-            + ("; its sync latency sets the cache flush" if flush_job(job) else ""))
+    why = not_a_flush_job(job)
+    return (f"{NOT_USED} for the units: it calls {job.sync_call} after every {job.sync_every} write(s); "
+            + ("its sync latency sets the cache flush" if why is None else f"not used for the cache flush: {why}"))
+
+
+def not_a_flush_job(job: FioJob) -> str | None:
+    """Why a job's sync calls do not time the device's cache flush alone (None: they do). They do
+    for O_DIRECT writes, each followed by fdatasync, with the calls' latency measured (fio >=
+    3.5): the data is on the device already and an overwrite changes nothing fdatasync must log.
+    With fdatasync=N > 1 a flush has N writes to wait for, which the model's flush of fixed length
+    does not tell apart."""
+    if job.sync_call is None:
+        return "it does not sync"
+    if job.sync_call != "fdatasync":
+        return "fsync also commits the journal when the file's timestamps moved (run fdatasync=1)"
+    if job.sync_every != 1:
+        return f"one fdatasync after {job.sync_every} writes (run fdatasync=1)"
+    if not job.direct:
+        return "buffered writes, so each fdatasync also writes the data back (run direct=1)"
+    if job.read_share > 0.0:
+        return "it reads too (run rw=write)"
+    if job.sync is None or job.sync_calls <= 0:
+        return "fio printed no sync latency (fio 3.5 and later do)"
+    return None
 
 
 def flush_job(job: FioJob) -> bool:
-    """A job whose sync calls time the device's cache flush: O_DIRECT writes, each followed by
-    fdatasync (the data is already on the device; an overwrite changes no metadata fdatasync waits
-    for), with its sync latency measured (fio >= 3.5). With fdatasync=N > 1 a flush has N writes
-    to wait for, which the model's flush of fixed length does not tell apart: not used."""
-    return (job.sync_call == "fdatasync" and job.sync_every == 1 and job.direct and job.read_share <= 0.0
-            and job.sync is not None and job.sync_calls > 0)
+    """A job whose sync calls time the device's cache flush (not_a_flush_job)."""
+    return not_a_flush_job(job) is None
 
 
 def select_jobs(jobs: list[FioJob]) -> tuple[list[FioJob], list[tuple[FioJob, str]], frozenset[str]]:

@@ -294,7 +294,7 @@ def test_cache_flush_fitted_from_fdatasync_jobs():
     assert "sequential" not in fit.profile["description"]
     assert profile_from_dict(fit.profile, "fit").flush_s == pytest.approx(400e-6)
     ((job, why),) = fit.unused
-    assert job is sync_job and "fdatasync after every 1 write(s)" in why and "cache flush" in why
+    assert job is sync_job and "fdatasync after every 1 write(s); its sync latency sets the cache flush" in why
     # The profile's run of the job gives its sync latency back; its writes a second follow.
     cal = calibrate_fio(random_jobs + [sync_job], None, "fit", "synthetic")
     (row,) = cal.flush_rows
@@ -312,7 +312,9 @@ def test_cache_flush_fitted_from_fdatasync_jobs():
     for other in (flush_fio_job(1e-3, call="fsync"), flush_fio_job(1e-3, direct=False), flush_fio_job(1e-3, every=4)):
         f = fit_device(random_jobs + [other], "fit", "synthetic")
         assert "flush_s" not in f.profile and f.unused[0][0] is other
-        assert "cache flush" not in f.unused[0][1]
+        assert "not used for the cache flush: " in f.unused[0][1]
+    assert "(run direct=1)" in fit_device(random_jobs + [flush_fio_job(1e-3, direct=False)], "fit",
+                                          "synthetic").unused[0][1]
 
 
 def test_cli_prints_the_cache_flush_and_its_fdatasync_run(capsys, tmp_path):
