@@ -76,3 +76,21 @@ def test_fdatasync_under_load_runs_the_job_beside_spinning_processes(tmp_path):
     r = subprocess.run([sys.executable, str(script), str(out), "--busy", "two"], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and "comma-separated whole numbers" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_group_commit_compares_a_capture_with_the_engine(tmp_path):
+    """validation/live/group_commit.py on the shipped 2-thread capture, with a short simulation."""
+    script = KIT.parent / "group_commit.py"
+    t2 = KIT.parent / "threads-2026-11-29" / "t2"
+    r = subprocess.run([sys.executable, str(script), str(t2), "--seconds", "4", "--warmup", "1"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (row,) = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("t2")]
+    assert row[1] == "2" and row[4] == "1.000"       # measured: every commit its own redo write
+    assert 0.9 < float(row[5]) <= 1.1                 # the engine with 2 users alike
+    (tmp_path / "capture.json").write_text(json.dumps({"settings": {"threads": 2}}))
+    r = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "samples.csv" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, str(script), str(tmp_path / "nowhere")], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "settings.threads" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,88 @@
+"""Redo writes per transaction: live captures at several sysbench thread counts beside the engine.
+
+For each capture directory (validation/live/capture.py OUT --threads N; its samples.csv[.gz] and
+capture.json), the measured commits a second and the server's Innodb_log_writes and
+Innodb_data_fsyncs per transaction after the warm-up, beside a run of the scenario with
+workload.users = N (same seed, `--seconds` simulated) counted the same way (models.fil counts them
+as MariaDB does). With innodb_flush_log_at_trx_commit = 1 every commit needs its redo durable;
+fewer redo writes than transactions means several commits shared one write (log_write_up_to's
+group commit).
+
+Usage: python validation/live/group_commit.py CAPTURE_DIR... [--scenario scenarios/live-logsize-96m.toml]
+    [--warmup 15] [--seconds 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from models.errors import InputError  # noqa: E402
+from sim.config import load_scenario  # noqa: E402
+from sim.engine import run  # noqa: E402
+from sim.metrics import frame  # noqa: E402
+from sim.trace import read_trace  # noqa: E402
+
+COUNTERS = ("Innodb_log_writes", "Innodb_data_fsyncs")
+
+
+def per_txn(df, warmup_s: float) -> dict:
+    """Commits a second and each counter per commit over the seconds after `warmup_s`."""
+    after = df[df["time_s"] > warmup_s]
+    commits = float(after["tps"].sum())
+    span = float(after["time_s"].max() - warmup_s)
+    out = {"tps": commits / span if span > 0 else float("nan")}
+    for c in COUNTERS:
+        out[c] = float(after[c].sum()) / commits if c in after and commits > 0 else float("nan")
+    return out
+
+
+def measured(capture: Path, warmup_s: float) -> tuple[int, dict]:
+    try:
+        threads = int(json.loads((capture / "capture.json").read_text())["settings"]["threads"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError(str(capture / "capture.json"), "settings.threads", f"cannot be read ({err})",
+                         "a capture.py output directory") from None
+    samples = next((capture / n for n in ("samples.csv.gz", "samples.csv") if (capture / n).exists()), None)
+    if samples is None:
+        raise InputError(str(capture), "samples.csv", "not found", "a capture.py output directory")
+    return threads, per_txn(read_trace(samples).frame, warmup_s)
+
+
+def simulated(scenario: str, users: int, seconds: float, warmup_s: float) -> dict:
+    scn = load_scenario(scenario, overrides=[f"workload.users={users}", f"run.duration={seconds}s"])
+    return per_txn(frame(run(scn), 1.0), warmup_s)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("captures", nargs="+")
+    ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "live-logsize-96m.toml"))
+    ap.add_argument("--warmup", type=float, default=15.0, help="seconds left out at the start (default 15)")
+    ap.add_argument("--seconds", type=float, default=40.0, help="simulated seconds per run (default 40)")
+    args = ap.parse_args()
+    try:
+        rows = []
+        for c in args.captures:
+            threads, m = measured(Path(c), args.warmup)
+            s = simulated(args.scenario, threads, args.seconds, args.warmup)
+            rows.append((Path(c).name, threads, m, s))
+    except InputError as err:
+        print(f"group_commit: {err}", file=sys.stderr)
+        return 2
+    print("capture  threads  tps meas  tps sim  log writes/txn meas  sim  data fsyncs/txn meas  sim")
+    for name, threads, m, s in sorted(rows, key=lambda r: r[1]):
+        print(f"{name}  {threads:>7}  {m['tps']:>8,.0f}  {s['tps']:>7,.0f}  "
+              f"{m['Innodb_log_writes']:>19.3f}  {s['Innodb_log_writes']:.3f}  "
+              f"{m['Innodb_data_fsyncs']:>20.3f}  {s['Innodb_data_fsyncs']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
