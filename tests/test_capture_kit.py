@@ -94,3 +94,45 @@ def test_group_commit_compares_a_capture_with_the_engine(tmp_path):
     r = subprocess.run([sys.executable, str(script), str(tmp_path / "nowhere")], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "settings.threads" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_schedstat_sums_a_process_threads():
+    """The kit's scheduling counters: this process's threads summed, None for a process that is gone."""
+    sys.path.insert(0, str(KIT.parent))
+    try:
+        import capture
+    finally:
+        sys.path.remove(str(KIT.parent))
+    first = capture.schedstat(os.getpid())
+    if first is None:
+        import pytest
+        pytest.skip("this kernel has no /proc/PID/task/TID/schedstat")
+    import time
+    end = time.perf_counter() + 0.05
+    while time.perf_counter() < end:                  # 50 ms on a CPU ...
+        pass
+    time.sleep(0.02)                                  # ... then a switch, which updates the counters
+    second = capture.schedstat(os.getpid())
+    assert second[0] > first[0] and second[2] >= first[2] and second[1] >= first[1]
+    assert capture.schedstat(2 ** 22 + 12345) is None
+
+
+def test_group_commit_reads_the_run_queue_wait(tmp_path):
+    import csv
+    import gzip
+    sys.path.insert(0, str(KIT.parent))
+    try:
+        import group_commit
+    finally:
+        sys.path.remove(str(KIT.parent))
+    rows = [{"time_s": str(t), "server_runq_wait_ns": str(t * 3_000_000_000), "server_runs": str(t * 10_000)}
+            for t in range(30)]
+    path = tmp_path / "samples.csv.gz"
+    with gzip.open(path, "wt", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert group_commit.runq_wait_us(path, 15.0) == 300.0        # 3 s of waits over 10,000 runs a second
+    plain = tmp_path / "plain.csv"
+    plain.write_text("time_s,Com_commit\n1,5\n2,9\n")
+    assert group_commit.runq_wait_us(plain, 0.0) != group_commit.runq_wait_us(plain, 0.0)   # NaN

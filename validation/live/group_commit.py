@@ -6,7 +6,8 @@ Innodb_data_fsyncs per transaction after the warm-up, beside a run of the scenar
 workload.users = N (same seed, `--seconds` simulated) counted the same way (models.fil counts them
 as MariaDB does). With innodb_flush_log_at_trx_commit = 1 every commit needs its redo durable;
 fewer redo writes than transactions means several commits shared one write (log_write_up_to's
-group commit).
+group commit). Where the capture has the server threads' scheduling counters (capture.py
+writes them since 2026-11-29), their mean run-queue wait each time one ran is printed too.
 
 Usage: python validation/live/group_commit.py CAPTURE_DIR... [--scenario scenarios/live-logsize-96m.toml]
     [--warmup 15] [--seconds 40]
@@ -15,7 +16,11 @@ Usage: python validation/live/group_commit.py CAPTURE_DIR... [--scenario scenari
 from __future__ import annotations
 
 import argparse
+import csv
+import gzip
+import io
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -52,7 +57,23 @@ def measured(capture: Path, warmup_s: float) -> tuple[int, dict]:
     samples = next((capture / n for n in ("samples.csv.gz", "samples.csv") if (capture / n).exists()), None)
     if samples is None:
         raise InputError(str(capture), "samples.csv", "not found", "a capture.py output directory")
-    return threads, per_txn(read_trace(samples).frame, warmup_s)
+    out = per_txn(read_trace(samples).frame, warmup_s)
+    out["runq_wait_us"] = runq_wait_us(samples, warmup_s)
+    return threads, out
+
+
+def runq_wait_us(samples: Path, warmup_s: float) -> float:
+    """The server threads' mean wait in a run queue each time one ran, after `warmup_s` (the
+    kit's server_runq_wait_ns and server_runs columns, from schedstat); NaN without them."""
+    raw = samples.read_bytes()
+    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", "replace")
+    rows = [r for r in csv.DictReader(io.StringIO(text))
+            if r.get("server_runs") and float(r.get("time_s") or 0) > warmup_s]
+    if len(rows) < 2:
+        return float("nan")
+    runs = float(rows[-1]["server_runs"]) - float(rows[0]["server_runs"])
+    wait = float(rows[-1]["server_runq_wait_ns"]) - float(rows[0]["server_runq_wait_ns"])
+    return wait / runs / 1e3 if runs > 0 else float("nan")
 
 
 def simulated(scenario: str, users: int, seconds: float, warmup_s: float) -> dict:
@@ -76,11 +97,14 @@ def main() -> int:
     except InputError as err:
         print(f"group_commit: {err}", file=sys.stderr)
         return 2
-    print("capture  threads  tps meas  tps sim  log writes/txn meas  sim  data fsyncs/txn meas  sim")
+    print("capture  threads  tps meas  tps sim  log writes/txn meas  sim  data fsyncs/txn meas  sim  "
+          "run-queue wait us/run meas")
     for name, threads, m, s in sorted(rows, key=lambda r: r[1]):
+        rq = m["runq_wait_us"]
         print(f"{name}  {threads:>7}  {m['tps']:>8,.0f}  {s['tps']:>7,.0f}  "
               f"{m['Innodb_log_writes']:>19.3f}  {s['Innodb_log_writes']:.3f}  "
-              f"{m['Innodb_data_fsyncs']:>20.3f}  {s['Innodb_data_fsyncs']:.3f}")
+              f"{m['Innodb_data_fsyncs']:>20.3f}  {s['Innodb_data_fsyncs']:.3f}  "
+              f"{'-' if math.isnan(rq) else format(rq, '.0f'):>26}")
     return 0
 
 
