@@ -32,13 +32,18 @@ open(args["output"], "w").write(json.dumps({"fio version": "fio-3.33", "jobs": [
 '''
 
 
-def test_fio_grid_alone_ends_with_the_fdatasync_job(tmp_path):
+def fake_fio_env(tmp_path: Path) -> dict:
+    """An environment whose PATH finds FAKE_FIO as `fio` first."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     fio = bindir / "fio"
     fio.write_text(FAKE_FIO.replace("PYTHON", sys.executable))
     fio.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_fio_grid_alone_ends_with_the_fdatasync_job(tmp_path):
+    env = fake_fio_env(tmp_path)
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, str(KIT), str(out), "--skip-db", "--fio-depths", "1,4"], env=env,
                        capture_output=True, text=True, timeout=120)
@@ -56,12 +61,7 @@ def test_fio_grid_alone_ends_with_the_fdatasync_job(tmp_path):
 
 
 def test_fdatasync_under_load_runs_the_job_beside_spinning_processes(tmp_path):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fio = bindir / "fio"
-    fio.write_text(FAKE_FIO.replace("PYTHON", sys.executable))
-    fio.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    env = fake_fio_env(tmp_path)
     script = KIT.parent / "fdatasync_under_load.py"
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, str(script), str(out), "--busy", "0,1", "--seconds", "1"], env=env,
