@@ -145,7 +145,16 @@ def metric_value(metric: str, run: dict, from_s: float):
         return _share(_live_window(sec), LIVE_SHARES[metric])
     if metric in LIVE_PASSES:
         return float(_live_window(sec)[LIVE_PASSES[metric]].mean())
+    if metric in LIVE_PER_COMMIT:
+        w = _live_window(sec)
+        return float(w[LIVE_PER_COMMIT[metric]].sum()) / float(w["tps"].sum())
     raise ValueError(f"unknown metric {metric!r}")
+
+
+# The server's I/O counters a commit (over the live throughput window), counted as the server
+# counts them (models.fil): its redo writes and all its fsyncs.
+LIVE_PER_COMMIT = {"live_log_writes_per_commit": "Innodb_log_writes",
+                   "live_data_fsyncs_per_commit": "Innodb_data_fsyncs"}
 
 
 # Shares of the pages flushed (%, over the live throughput window): the LRU flush's pages and the
@@ -213,6 +222,10 @@ def measured_live(metric: str, live: str = "example") -> float | None:
     if metric in LIVE_PASSES:
         w = _live_window(f)
         return float(w[LIVE_PASSES[metric]].mean()) if LIVE_PASSES[metric] in w else None
+    if metric in LIVE_PER_COMMIT:
+        w, commits = _live_window(f), float(_live_window(client)["tps"].sum())
+        col = LIVE_PER_COMMIT[metric]
+        return float(w[col].sum()) / commits if col in w and commits > 0 else None
     raise ValueError(f"unknown live metric {metric!r}")
 
 
