@@ -119,6 +119,15 @@ def fio_jobs(depths: list[int]) -> list[dict]:
 FDATASYNC_JOB = {"name": "fdatasync-4k-qd1-nj1", "rw": "write", "bs": "4k", "ioengine": "psync", "fdatasync": 1}
 
 
+def fdatasync_cmd(name: str, target: Path, size: str, seconds: int, output: Path, ramp_s: int) -> list[str]:
+    """fio's command line for FDATASYNC_JOB under `name`, `ramp_s` seconds of ramp (0: none)."""
+    j = FDATASYNC_JOB
+    return [tool("fio"), f"--name={name}", f"--filename={target}", f"--size={size}", f"--rw={j['rw']}",
+            f"--bs={j['bs']}", "--direct=1", f"--ioengine={j['ioengine']}", f"--fdatasync={j['fdatasync']}",
+            "--time_based", f"--runtime={seconds}", *([f"--ramp_time={ramp_s}"] if ramp_s else []),
+            "--output-format=json", f"--output={output}"]
+
+
 def run_fio(out: Path, work: Path, seconds: int, depths: list[int], size: str) -> list[str]:
     fio = tool("fio")
     d = out / "fio"
@@ -135,14 +144,11 @@ def run_fio(out: Path, work: Path, seconds: int, depths: list[int], size: str) -
                "--randrepeat=0", "--output-format=json", f"--output={d / (name + '.json')}"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         names.append(name + ".json")
-    j = FDATASYNC_JOB
-    log(f"fio {len(jobs) + 1}/{len(jobs) + 1}: {j['name']}")
-    cmd = [fio, f"--name={j['name']}", f"--filename={target}", f"--size={size}", f"--rw={j['rw']}",
-           f"--bs={j['bs']}", "--direct=1", f"--ioengine={j['ioengine']}", f"--fdatasync={j['fdatasync']}",
-           "--time_based", f"--runtime={seconds}", "--ramp_time=1", "--output-format=json",
-           f"--output={d / (j['name'] + '.json')}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    names.append(j["name"] + ".json")
+    name = FDATASYNC_JOB["name"]
+    log(f"fio {len(jobs) + 1}/{len(jobs) + 1}: {name}")
+    subprocess.run(fdatasync_cmd(name, target, size, seconds, d / (name + ".json"), ramp_s=1), check=True,
+                   stdout=subprocess.DEVNULL)
+    names.append(name + ".json")
     target.unlink(missing_ok=True)
     return names
 
@@ -359,9 +365,9 @@ def main() -> int:
             install()
         if args.skip_fio and args.skip_db:
             raise CaptureError("--skip-fio and --skip-db leave nothing to capture")
-        for t in TOOLS:
-            if not (args.skip_db and t != "fio") and not (args.skip_fio and t == "fio"):
-                tool(t)
+        needed = [t for t in TOOLS if (t == "fio" and not args.skip_fio) or (t != "fio" and not args.skip_db)]
+        for t in needed:
+            tool(t)
         out.mkdir(parents=True, exist_ok=True)
         work.mkdir(parents=True, exist_ok=True)
         mount = version(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", str(work)])
@@ -379,8 +385,7 @@ def main() -> int:
                         # "write back": the device caches writes and fdatasync() sends it a cache
                         # flush (what the fdatasync job times); "write through": it does not.
                         "write_cache": write_cache(mount.split()[1]) if len(mount.split()) > 1 else "unknown"},
-            "versions": {t: version([tool(t), "--version"]) for t in ("fio", "sysbench", "mariadbd")
-                         if not (args.skip_db and t != "fio") and not (args.skip_fio and t == "fio")},
+            "versions": {t: version([tool(t), "--version"]) for t in ("fio", "sysbench", "mariadbd") if t in needed},
             "settings": {k: v for k, v in vars(args).items() if k not in ("out", "work")},
         }
         if not args.skip_fio:

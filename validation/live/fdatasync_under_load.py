@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from capture import FDATASYNC_JOB, CaptureError, tool  # noqa: E402
+from capture import FDATASYNC_JOB, CaptureError, fdatasync_cmd  # noqa: E402
 
 
 def spin(seconds: float) -> subprocess.Popen:
@@ -32,16 +32,13 @@ def spin(seconds: float) -> subprocess.Popen:
 
 
 def run(out: Path, target: Path, busy: int, seconds: int, size: str) -> dict:
-    j = FDATASYNC_JOB
-    name = f"{j['name']}-busy{busy}"
+    name = f"{FDATASYNC_JOB['name']}-busy{busy}"
     spinners = [spin(seconds + 3) for _ in range(busy)]
     try:
         time.sleep(1.0 if busy else 0.0)
         path = out / f"busy-{busy}.json"
-        subprocess.run([tool("fio"), f"--name={name}", f"--filename={target}", f"--size={size}", f"--rw={j['rw']}",
-                        f"--bs={j['bs']}", "--direct=1", f"--ioengine={j['ioengine']}", f"--fdatasync={j['fdatasync']}",
-                        "--time_based", f"--runtime={seconds}", "--output-format=json", f"--output={path}"],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(fdatasync_cmd(name, target, size, seconds, path, ramp_s=0), check=True,
+                       stdout=subprocess.DEVNULL)
     finally:
         for p in spinners:
             p.kill()

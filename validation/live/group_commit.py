@@ -4,7 +4,7 @@ For each capture directory (validation/live/capture.py OUT --threads N; its samp
 capture.json), the measured commits a second and the server's Innodb_log_writes and
 Innodb_data_fsyncs per transaction after the warm-up, beside a run of the scenario with
 workload.users = N (same seed, `--seconds` simulated) counted the same way (models.fil counts them
-as MariaDB does). With innodb_flush_log_at_trx_commit = 1 every commit needs its redo durable;
+as MariaDB does; sim.trace_fit.per_transaction divides them). With innodb_flush_log_at_trx_commit = 1 every commit needs its redo durable;
 fewer redo writes than transactions means several commits shared one write (log_write_up_to's
 group commit). Where the capture has the server threads' scheduling counters (capture.py
 writes them since 2026-11-29), their mean run-queue wait each time one ran is printed too.
@@ -33,22 +33,20 @@ from sim.config import load_scenario  # noqa: E402
 from sim.engine import run  # noqa: E402
 from sim.metrics import frame  # noqa: E402
 from sim.trace import read_trace  # noqa: E402
+from sim.trace_fit import per_transaction  # noqa: E402
 
 COUNTERS = ("Innodb_log_writes", "Innodb_data_fsyncs")
 
 
-def per_txn(df, warmup_s: float) -> dict:
-    """Commits a second and each counter per commit over the seconds after `warmup_s`."""
+def commits_per_s(df, warmup_s: float) -> float:
+    """Commits a second over the seconds after `warmup_s`."""
     after = df[df["time_s"] > warmup_s]
-    commits = float(after["tps"].sum())
     span = float(after["time_s"].max() - warmup_s)
-    out = {"tps": commits / span if span > 0 else float("nan")}
-    for c in COUNTERS:
-        out[c] = float(after[c].sum()) / commits if c in after and commits > 0 else float("nan")
-    return out
+    return float(after["tps"].sum()) / span if span > 0 else float("nan")
 
 
-def measured(capture: Path, warmup_s: float) -> tuple[int, dict]:
+def measured(capture: Path, warmup_s: float):
+    """(threads, the capture's per-second frame, its run-queue wait a run in us)."""
     try:
         threads = int(json.loads((capture / "capture.json").read_text())["settings"]["threads"])
     except (OSError, ValueError, KeyError, TypeError) as err:
@@ -57,9 +55,7 @@ def measured(capture: Path, warmup_s: float) -> tuple[int, dict]:
     samples = next((capture / n for n in ("samples.csv.gz", "samples.csv") if (capture / n).exists()), None)
     if samples is None:
         raise InputError(str(capture), "samples.csv", "not found", "a capture.py output directory")
-    out = per_txn(read_trace(samples).frame, warmup_s)
-    out["runq_wait_us"] = runq_wait_us(samples, warmup_s)
-    return threads, out
+    return threads, read_trace(samples).frame, runq_wait_us(samples, warmup_s)
 
 
 def runq_wait_us(samples: Path, warmup_s: float) -> float:
@@ -76,9 +72,10 @@ def runq_wait_us(samples: Path, warmup_s: float) -> float:
     return wait / runs / 1e3 if runs > 0 else float("nan")
 
 
-def simulated(scenario: str, users: int, seconds: float, warmup_s: float) -> dict:
+def simulated(scenario: str, users: int, seconds: float):
+    """The 1 s frame of the scenario run with `users` threads."""
     scn = load_scenario(scenario, overrides=[f"workload.users={users}", f"run.duration={seconds}s"])
-    return per_txn(frame(run(scn), 1.0), warmup_s)
+    return frame(run(scn), 1.0)
 
 
 def main() -> int:
@@ -91,8 +88,14 @@ def main() -> int:
     try:
         rows = []
         for c in args.captures:
-            threads, m = measured(Path(c), args.warmup)
-            s = simulated(args.scenario, threads, args.seconds, args.warmup)
+            threads, mf, rq = measured(Path(c), args.warmup)
+            sf = simulated(args.scenario, threads, args.seconds)
+            per = per_transaction(mf, sf, args.warmup, math.inf).set_index("column")
+            m = {"tps": commits_per_s(mf, args.warmup), "runq_wait_us": rq}
+            s = {"tps": commits_per_s(sf, args.warmup)}
+            for col in COUNTERS:
+                m[col], s[col] = ((per.at[col, "measured"], per.at[col, "simulated"]) if col in per.index
+                                  else (math.nan, math.nan))
             rows.append((Path(c).name, threads, m, s))
     except InputError as err:
         print(f"group_commit: {err}", file=sys.stderr)
