@@ -94,6 +94,7 @@ class ServerSettings:
     use_native_aio: bool = True
     datasync: bool = False               # fdatasync() (innodb_use_fdatasync; MariaDB always)
     log_o_sync: bool = True              # innodb_flush_method = O_DSYNC opens the log O_SYNC (MySQL)
+    log_o_direct: bool = False           # the redo log opened O_DIRECT (MariaDB innodb_log_file_buffering = OFF)
     file_per_table: bool = True          # False: the tables are in ibdata1 with the doublewrite area
     write_io_threads: int = 4
 

@@ -68,6 +68,7 @@ from models import detached
 from models.device import Draws
 from models.log_sys import lsn_after, lsn_bounds
 from models.oltp import pages_per_txn_array
+from models.run_queue import CPU_RUN_S, log_write_blocking_calls, run_queue_wait_s
 from models.srv_conc import SrvConc
 
 # Thread states, accounted in thread-seconds per tick.
@@ -87,10 +88,19 @@ _INTERVAL_BUFFER = 1 << 18
 
 
 class LogWriter:
-    """Group commit: one log write + fsync at a time (log_write_up_to with flush)."""
+    """Group commit: one log write + fsync at a time (log_write_up_to with flush).
 
-    def __init__(self, users: "UserThreads") -> None:
+    The thread doing the write (the group's leader) blocks in each of its blocking system calls
+    and, once the call returns, waits for a core (models.run_queue) when more threads than cores
+    are in a CPU phase; the write's waiters are told after the last wait. A write that leaves
+    commits waiting hands over to one of them, which was asleep and waits for a core too before
+    it starts the next write (MySQL 5.6 log_write_up_to: the waiters wake on
+    log_sys->no_flush_event and one becomes the writer; MariaDB 10.11 group_commit_lock::release
+    wakes the next leader). Waits are taken from the state when the write starts."""
+
+    def __init__(self, users: "UserThreads", blocking_calls: int = 1) -> None:
         self.u = users
+        self.blocking_calls = blocking_calls
         self.busy = False
         self.waiting: list[tuple[int, int]] = []       # (lsn, thread)
         self.simpy_waiting: list[tuple[int, object]] = []
@@ -126,7 +136,7 @@ class LogWriter:
         u, log = self.u, self.u.log
         covered = log.lsn
         nbytes = covered - log.written_lsn
-        end = u.fil.log_flush_done_s(t, max(nbytes, 512))
+        end = u.fil.log_flush_done_s(t, max(nbytes, 512)) + self.blocking_calls * u.run_queue_wait_s()
         log.written_lsn = covered
         u.counters.values["Innodb_os_log_written"] += nbytes
         if self.simpy_waiting:
@@ -159,7 +169,11 @@ class LogWriter:
                 still.append((lsn, th))
         self.waiting = still + self.waiting
         if self.waiting or self.simpy_waiting:
-            self.start(t)
+            wake_s = u.run_queue_wait_s()
+            if wake_s > 0.0:
+                u.push(t + wake_s, _FLUSH_START, -1)          # the next leader, once it has a core
+            else:
+                self.start(t)
         else:
             self.busy = False
 
@@ -262,7 +276,8 @@ class _BatchShape:
 class UserThreads:
     def __init__(self, env, *, n_users: int, cores: int, profile, sampler, pool, log, logsys, fil, counters,
                  settings, rng: np.random.Generator, think_s: float, tick_s: float, n_ticks: int,
-                 step_s: float = 0.002, cpu_cv: float = 0.5, rate_tps: float = 0.0) -> None:
+                 step_s: float = 0.002, cpu_cv: float = 0.5, rate_tps: float = 0.0,
+                 cpu_run_s: float = CPU_RUN_S) -> None:
         self.env = env
         self.n = n_users
         self.prof = profile
@@ -287,6 +302,8 @@ class UserThreads:
         # page cleaner decides whether free blocks run short); None: never.
         self.free_wake = None
         self.cores = [0.0] * max(1, cores)
+        self.cpu_run_s = cpu_run_s            # CPU a thread runs each time it has a core (models.run_queue)
+        self.n_cpu = 0                        # threads in a CPU phase: running or queued for a core
         self.read_cpu_s = [0.0] * n_users      # CPU of the transaction's reads, spent in its CPU phase
         # log_free_check before each row operation: the CPU phase runs in this many pieces, and a
         # thread that meets check_flush_or_checkpoint between two of them waits there.
@@ -305,7 +322,7 @@ class UserThreads:
         # innodb_thread_concurrency (models.srv_conc); None: no limit.
         self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
                              settings.adaptive_max_sleep_delay_us) if settings.thread_concurrency > 0 else None)
-        self.writer = LogWriter(self)
+        self.writer = LogWriter(self, log_write_blocking_calls(settings.flush_method, settings.log_o_direct))
         # log_bin: commits go through the binary log's group commit once their redo is durable.
         self.binlog = (BinlogWriter(self, profile.binlog_bytes_per_txn, settings.sync_binlog,
                                     settings.binlog_group_commit_sync_delay_us * 1e-6,
@@ -347,6 +364,10 @@ class UserThreads:
                 self.push(self._u.next() * max(think_s, 0.01), _START, th)
 
     # -- plumbing ----------------------------------------------------------------------------
+
+    def run_queue_wait_s(self) -> float:
+        """A thread woken now waits this long for a core (models.run_queue)."""
+        return run_queue_wait_s(self.n_cpu, len(self.cores), self.cpu_run_s)
 
     def push(self, t: float, kind: int, arg: int) -> None:
         heapq.heappush(self.heap, (t, self._next_seq(), kind, arg))
@@ -490,6 +511,7 @@ class UserThreads:
         moved, which is skipped; else the run is over."""
         if self.cancelled and self._skip(th, t, kind):
             return False
+        self.n_cpu -= 1
         if self.in_cpu:
             self._cpu_done(th)
         return True
@@ -508,6 +530,7 @@ class UserThreads:
         is free and ready instead, and so on down the queue (the scheduler gives a blocked
         thread's core to the next runnable one); the last booking moves in the cores heap."""
         self._cpu_done(th)
+        self.n_cpu -= 1
         free, old = tc, end
         end_kind = self.cpu_end_kind
         moved: list[int] = []
@@ -716,6 +739,7 @@ class UserThreads:
             self.push(max(retry, t0 + self.step_s), _RESUME, th)
 
     def _cpu_phase(self, th: int, t: float) -> None:
+        self.n_cpu += 1
         cores = self.cores
         free = cores[0]                                    # the core that frees first
         begin = t if free < t else free

@@ -22,6 +22,7 @@ from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, mak
 from models.iobench import PATTERNS
 from models.page_cleaner_mariadb import CLEANER_WAKE_RACE
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
+from models.run_queue import CPU_RUN_S
 from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buf_pool_size_align, buffer_pool_instances_default,
                              io_capacity_max_default, startup_instances, version as version_of)
 from sim.units import format_size, parse_duration_s, parse_size_bytes
@@ -216,6 +217,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                            "finds check_flush_or_checkpoint set between two waits in "
                                            "log_check_margins there"),
         "cpu_per_txn": Key("cpu_s_per_txn", "duration", None, 0.0, 10.0),
+        "cpu_per_run": Key("cpu_s_per_run", "duration", CPU_RUN_S, 0.0, 1.0,
+                           doc="CPU a server thread runs each time it gets a core before it blocks again "
+                               "(a statement, then the client's next one); with more threads in a CPU "
+                               "phase than cpu_cores, a thread woken from the redo log's write or fsync "
+                               "waits (threads - cores) / cores of these for a core (models.run_queue; "
+                               "the default is measured on MariaDB 10.11 under sysbench)"),
         "serial_per_txn": Key("serial_s_per_txn", "duration", None, 0.0, 1.0,
                               doc="time per transaction inside server-wide latches"),
         "think_time": Key("think_s", "duration", 0.0, 0.0, 3600.0, doc="mean think time (exponential)"),
@@ -418,6 +425,7 @@ class WorkloadConfig:
     warm_start: bool
     cleaner_wake_race: float = 0.0
     log_free_checks_per_txn: float = 1.0
+    cpu_s_per_run: float = CPU_RUN_S
     access: str = "two-tier"
     tables: int | None = None
     table_size: int | None = None
@@ -811,7 +819,7 @@ IOBENCH_ONLY = ("pattern", "block_size", "processes", "io_mode")
 OLTP_ONLY = ("profile", "users", "warehouses", "tables", "table_size", "pages_read_per_txn", "pages_modified_per_txn",
              "redo_bytes_per_txn", "binlog_bytes_per_txn", "cpu_per_txn", "serial_per_txn", "think_time", "rate",
              "hot_data_pct", "hot_access_pct", "warm_start", "access", "cleaner_wake_race",
-             "log_free_checks_per_txn")
+             "log_free_checks_per_txn", "cpu_per_run")
 TWO_TIER_KEYS = ("hot_data_pct", "hot_access_pct")      # the two-tier access model's; none with tpcc or sysbench
 SYSBENCH_KEYS = ("tables", "table_size")                # the sysbench access model's
 _PROFILE_KEYS = ("pages_read_per_txn", "pages_modified_per_txn", "redo_bytes_per_txn", "cpu_s_per_txn",

@@ -133,6 +133,8 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         use_native_aio=s.innodb_use_native_aio,
         datasync=s.innodb_use_fdatasync or v.always_fdatasync,
         log_o_sync=not v.is_mariadb,
+        # innodb_log_file_buffering = OFF unless innodb_flush_log_at_trx_commit = 2 (MDEV-28766)
+        log_o_direct=v.is_mariadb and s.innodb_flush_log_at_trx_commit != 2,
         file_per_table=s.innodb_file_per_table,
         write_io_threads=s.innodb_write_io_threads,
     ), warnings
@@ -247,7 +249,7 @@ class Server:
                                  sampler=self.sampler, pool=self.pool, log=self.log, logsys=self.logsys,
                                  fil=self.fil, counters=self.counters, settings=st, rng=rng_users,
                                  think_s=wl.think_s, tick_s=self.tick_s, n_ticks=self.n_ticks,
-                                 rate_tps=wl.rate_tps)
+                                 rate_tps=wl.rate_tps, cpu_run_s=wl.cpu_s_per_run)
         self.users.free_block_sleep_s = v.free_block_sleep_s
         if v.cleaner == "56":
             self.cleaner = PageCleaner56(env, self.flusher, self.pool, self.log, self.counters, st, self.limits)

@@ -467,6 +467,7 @@ def test_critical_section_is_entered_in_arrival_order():
     u.latch_free_s = 0.0
     u.read_cpu_s = [0.0, 0.0]
     u.cpu_left_s, u.cpu_piece_s, u.mtr_checks, u.in_cpu = [-1.0, -1.0], [0.0, 0.0], 1, {}
+    u.n_cpu = 0
     u.prof = SimpleNamespace(cpu_s_per_txn=1e-3, serial_s_per_txn=1e-4)
     u.cpu_end_kind = _LATCH
     u.heap, u._next_seq = [], itertools.count(1).__next__
@@ -734,7 +735,7 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     u.env, u.log, u.logsys = env, log, Logsys()
     u.cores = [0.0]
     u.latch_free_s = 0.0
-    u.mtr_checks, u.in_cpu = 18, {}
+    u.mtr_checks, u.in_cpu, u.n_cpu = 18, {}, 0
     u.cancelled, u.checked_to_s, u.queued_on = {}, 0.0005, {}
     u.cpu_ready_s = [0.0, 0.0]
     u.read_cpu_s = [0.0, 0.0]
@@ -750,6 +751,7 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     u._cpu_phase(1, 0.0001)                                  # one core: queued behind thread 0
     assert u.in_cpu[0] == (0.0, pytest.approx(1.8e-3))
     assert u.in_cpu[1] == (pytest.approx(1.8e-3), pytest.approx(2.7e-3))
+    assert u.n_cpu == 2                                      # one running, one queued
     u.checked_to_s = 0.0005
     u._mtr_free_checks(0.00075)
     assert 0 not in u.in_cpu and u.state[0] == MARGIN
@@ -761,12 +763,14 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     assert u.since[1] == pytest.approx(0.00065)
     assert u.cpu_left_s[1] == pytest.approx(0.85e-3)
     assert u.cores == [pytest.approx(0.00065)]
+    assert u.n_cpu == 0                                      # both in log_check_margins
     env.run(until=0.02)
     assert margins == [0.0, 0.0]
     live = sorted((t, kind, th) for t, _, kind, th in u.heap if (th, t, kind) not in u.cancelled)
     assert live == [(pytest.approx(0.01), _CPU_RESUME, 0), (pytest.approx(0.01), _CPU_RESUME, 1)]
     u._cpu_phase(0, 0.01)                                    # the rest of the work, no new draw
     assert u.in_cpu[0] == (0.01, pytest.approx(0.0112))
+    assert u.n_cpu == 1
 
 
 def test_more_log_free_checks_per_transaction_catch_more_threads_at_the_sync_point():
