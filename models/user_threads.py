@@ -87,6 +87,30 @@ TRX_COMMIT_REDO_BYTES = 42          # the commit's own redo record (module docst
 _INTERVAL_BUFFER = 1 << 18
 
 
+class Gaps:
+    """Running count, sum and sum of squares of the gaps between successive times."""
+
+    __slots__ = ("last_s", "n", "sum_s", "sq_s2")
+
+    def __init__(self) -> None:
+        self.last_s, self.n, self.sum_s, self.sq_s2 = -1.0, 0, 0.0, 0.0
+
+    def add(self, t: float) -> None:
+        if self.last_s >= 0.0:
+            gap = t - self.last_s
+            self.n += 1
+            self.sum_s += gap
+            self.sq_s2 += gap * gap
+        self.last_s = t
+
+    def cv(self) -> float:
+        """Coefficient of variation of the gaps (1 for a Poisson stream); NaN under two gaps."""
+        if self.n < 2 or self.sum_s <= 0.0:
+            return float("nan")
+        mean = self.sum_s / self.n
+        return math.sqrt(max(0.0, self.sq_s2 / self.n - mean * mean)) / mean
+
+
 class LogWriter:
     """Group commit: one log write + fsync at a time (log_write_up_to with flush).
 
@@ -101,6 +125,8 @@ class LogWriter:
     def __init__(self, users: "UserThreads", blocking_calls: int = 1) -> None:
         self.u = users
         self.blocking_calls = blocking_calls
+        self.core_waits = 0                # waits for a core taken (each blocking call, each hand-over)
+        self.core_wait_s = 0.0             # and their sum
         self.busy = False
         self.waiting: list[tuple[int, int]] = []       # (lsn, thread)
         self.simpy_waiting: list[tuple[int, object]] = []
@@ -136,7 +162,10 @@ class LogWriter:
         u, log = self.u, self.u.log
         covered = log.lsn
         nbytes = covered - log.written_lsn
-        end = u.fil.log_flush_done_s(t, max(nbytes, 512)) + self.blocking_calls * u.run_queue_wait_s()
+        wait_s = u.run_queue_wait_s()
+        end = u.fil.log_flush_done_s(t, max(nbytes, 512)) + self.blocking_calls * wait_s
+        self.core_waits += self.blocking_calls
+        self.core_wait_s += self.blocking_calls * wait_s
         log.written_lsn = covered
         u.counters.values["Innodb_os_log_written"] += nbytes
         if self.simpy_waiting:
@@ -170,6 +199,8 @@ class LogWriter:
         self.waiting = still + self.waiting
         if self.waiting or self.simpy_waiting:
             wake_s = u.run_queue_wait_s()
+            self.core_waits += 1
+            self.core_wait_s += wake_s
             if wake_s > 0.0:
                 u.push(t + wake_s, _FLUSH_START, -1)          # the next leader, once it has a core
             else:
@@ -341,6 +372,7 @@ class UserThreads:
         self.acc = np.zeros((len(STATE_NAMES), n_ticks + 1))
         self._iv_state, self._iv_t0, self._iv_t1 = array("b"), array("d"), array("d")
         self.commit_t: list[float] = []
+        self.commit_gaps = Gaps()              # between commit requests: how regular they come
         self.latency_s: list[float] = []
         sigma2 = math.log1p(cpu_cv * cpu_cv)
         self._cpu_mu, self._cpu_sigma = -0.5 * sigma2, math.sqrt(sigma2)
@@ -766,6 +798,7 @@ class UserThreads:
         heapq.heappush(self.heap, (end, self._next_seq(), _COMMIT_REQ, th))        # push, written out
 
     def _commit_req(self, th: int, t: float) -> None:
+        self.commit_gaps.add(t)
         if self.conc is not None:
             self.conc.exit()                                # the statement ended: out of InnoDB
         mode = self.s.flush_log_at_trx_commit

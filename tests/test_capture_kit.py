@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sim.calibrate import flush_job
 from sim.fio import read_fio_json
 
@@ -88,6 +90,7 @@ def test_group_commit_compares_a_capture_with_the_engine(tmp_path):
     (row,) = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("t2")]
     assert row[1] == "2" and row[4] == "1.000"       # measured: every commit its own redo write
     assert 0.9 < float(row[5]) <= 1.1                 # the engine with 2 users alike
+    assert row[-2] == "0"                             # 2 users on 2 cores: the redo writer never waits for one
     (tmp_path / "capture.json").write_text(json.dumps({"settings": {"threads": 2}}))
     r = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "samples.csv" in r.stderr and "Traceback" not in r.stderr
@@ -105,7 +108,6 @@ def test_schedstat_sums_a_process_threads():
         sys.path.remove(str(KIT.parent))
     first = capture.schedstat(os.getpid())
     if first is None:
-        import pytest
         pytest.skip("this kernel has no /proc/PID/task/TID/schedstat")
     import time
     end = time.perf_counter() + 0.05
@@ -136,3 +138,20 @@ def test_group_commit_reads_the_run_queue_wait(tmp_path):
     plain = tmp_path / "plain.csv"
     plain.write_text("time_s,Com_commit\n1,5\n2,9\n")
     assert group_commit.runq_wait_us(plain, 0.0) != group_commit.runq_wait_us(plain, 0.0)   # NaN
+
+
+def test_group_commit_renewal_groups_by_regularity_and_busy_time():
+    """validation/live/group_commit_renewal.py: a longer-busy writer and a more random stream of
+    commits both put more commits in a write; bad arguments exit 2 without a traceback."""
+    sys.path.insert(0, str(KIT.parent))
+    try:
+        import group_commit_renewal as gr
+    finally:
+        sys.path.remove(str(KIT.parent))
+    alone = gr.writes_per_commit(1000.0, 1e-6, 0.0, 2, 1.0, n_commits=20_000)
+    busy = gr.writes_per_commit(1000.0, 175e-6, 300e-6, 2, 1.0, n_commits=20_000)
+    regular = gr.writes_per_commit(1000.0, 175e-6, 300e-6, 2, 0.3, n_commits=20_000)
+    assert alone > 0.99 and busy < 0.8 and regular > busy
+    r = subprocess.run([sys.executable, str(KIT.parent / "group_commit_renewal.py"), "--rate", "0", "--wait-us", "5"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--rate must be > 0" in r.stderr and "Traceback" not in r.stderr

@@ -63,3 +63,19 @@ def test_waits_group_more_commits_into_a_log_write_when_cores_are_short():
     _, none = _run(workload__cpu_per_run="0s", **over)
     _, some = _run(workload__cpu_per_run="45us", **over)
     assert none > 0.99 and some < 0.9 * none
+
+
+def test_gaps_coefficient_of_variation():
+    from models.user_threads import Gaps
+    g = Gaps()
+    for t in (0.0, 1.0, 2.0, 3.0):
+        g.add(t)
+    assert g.cv() == pytest.approx(0.0)
+    g = Gaps()
+    for t in (0.5, 1.5, 3.5):                      # gaps 1 and 2: mean 1.5, sd 0.5
+        g.add(t)
+    assert g.cv() == pytest.approx(1 / 3)
+    one = Gaps()
+    one.add(1.0)
+    one.add(2.0)
+    assert one.cv() != one.cv()                     # NaN: one gap says nothing of the spread

@@ -7,7 +7,10 @@ workload.users = N (same seed, `--seconds` simulated) counted the same way (mode
 as MariaDB does; sim.trace_fit.per_transaction divides them). With innodb_flush_log_at_trx_commit = 1 every commit needs its redo durable;
 fewer redo writes than transactions means several commits shared one write (log_write_up_to's
 group commit). Where the capture has the server threads' scheduling counters (capture.py
-writes them since 2026-11-29), their mean run-queue wait each time one ran is printed too.
+writes them since 2026-11-29), their mean run-queue wait each time one ran is printed too, beside
+the simulated redo writer's mean wait for a core each time it woke (models.run_queue), and how
+regular the simulated commits come (the coefficient of variation of the gaps between commit
+requests; 1 for a Poisson stream).
 
 Usage: python validation/live/group_commit.py CAPTURE_DIR... [--scenario scenarios/live-logsize-96m.toml]
     [--warmup 15] [--seconds 40]
@@ -30,7 +33,7 @@ if str(ROOT) not in sys.path:
 
 from models.errors import InputError  # noqa: E402
 from sim.config import load_scenario  # noqa: E402
-from sim.engine import run  # noqa: E402
+from sim.engine import Server  # noqa: E402
 from sim.metrics import frame  # noqa: E402
 from sim.trace import read_trace  # noqa: E402
 from sim.trace_fit import per_transaction  # noqa: E402
@@ -73,9 +76,15 @@ def runq_wait_us(samples: Path, warmup_s: float) -> float:
 
 
 def simulated(scenario: str, users: int, seconds: float):
-    """The 1 s frame of the scenario run with `users` threads."""
+    """The 1 s frame of the scenario run with `users` threads, the redo writer's mean wait for a
+    core each time it woke (models.run_queue; over the whole run, in us) and the coefficient of
+    variation of the gaps between commit requests."""
     scn = load_scenario(scenario, overrides=[f"workload.users={users}", f"run.duration={seconds}s"])
-    return frame(run(scn), 1.0)
+    srv = Server(scn)
+    res = srv.run()
+    w = srv.users.writer
+    return (frame(res, 1.0), w.core_wait_s / w.core_waits * 1e6 if w.core_waits else float("nan"),
+            srv.users.commit_gaps.cv())
 
 
 def main() -> int:
@@ -89,10 +98,10 @@ def main() -> int:
         rows = []
         for c in args.captures:
             threads, mf, rq = measured(Path(c), args.warmup)
-            sf = simulated(args.scenario, threads, args.seconds)
+            sf, sim_rq, sim_cv = simulated(args.scenario, threads, args.seconds)
             per = per_transaction(mf, sf, args.warmup, math.inf).set_index("column")
             m = {"tps": commits_per_s(mf, args.warmup), "runq_wait_us": rq}
-            s = {"tps": commits_per_s(sf, args.warmup)}
+            s = {"tps": commits_per_s(sf, args.warmup), "runq_wait_us": sim_rq, "gap_cv": sim_cv}
             for col in COUNTERS:
                 m[col], s[col] = ((per.at[col, "measured"], per.at[col, "simulated"]) if col in per.index
                                   else (math.nan, math.nan))
@@ -101,13 +110,13 @@ def main() -> int:
         print(f"group_commit: {err}", file=sys.stderr)
         return 2
     print("capture  threads  tps meas  tps sim  log writes/txn meas  sim  data fsyncs/txn meas  sim  "
-          "run-queue wait us/run meas")
+          "run-queue wait us/run meas  sim (redo writer)  commit gap cv sim")
     for name, threads, m, s in sorted(rows, key=lambda r: r[1]):
         rq = m["runq_wait_us"]
         print(f"{name}  {threads:>7}  {m['tps']:>8,.0f}  {s['tps']:>7,.0f}  "
               f"{m['Innodb_log_writes']:>19.3f}  {s['Innodb_log_writes']:.3f}  "
               f"{m['Innodb_data_fsyncs']:>20.3f}  {s['Innodb_data_fsyncs']:.3f}  "
-              f"{'-' if math.isnan(rq) else format(rq, '.0f'):>26}")
+              f"{'-' if math.isnan(rq) else format(rq, '.0f'):>26}  {s['runq_wait_us']:>17.0f}  {s['gap_cv']:>17.2f}")
     return 0
 
 
