@@ -131,6 +131,17 @@ class LogWriter:
         self.waiting: list[tuple[int, int]] = []       # (lsn, thread)
         self.simpy_waiting: list[tuple[int, object]] = []
 
+    def _core_wait_s(self, calls: int) -> float:
+        """The leader's waits for a core after `calls` wake-ups now (models.run_queue), counted."""
+        wait_s = calls * self.u.run_queue_wait_s()
+        self.core_waits += calls
+        self.core_wait_s += wait_s
+        return wait_s
+
+    def mean_core_wait_s(self) -> float:
+        """Mean wait for a core a wake-up so far; NaN before the first write."""
+        return self.core_wait_s / self.core_waits if self.core_waits else float("nan")
+
     def request(self, t: float, lsn: int, thread: int) -> None:
         """A commit at t (inside UserThreads.advance) waits for the log up to lsn; an idle writer
         starts at once, as the _FLUSH_START event it would push for t would be the next one out."""
@@ -162,10 +173,7 @@ class LogWriter:
         u, log = self.u, self.u.log
         covered = log.lsn
         nbytes = covered - log.written_lsn
-        wait_s = u.run_queue_wait_s()
-        end = u.fil.log_flush_done_s(t, max(nbytes, 512)) + self.blocking_calls * wait_s
-        self.core_waits += self.blocking_calls
-        self.core_wait_s += self.blocking_calls * wait_s
+        end = u.fil.log_flush_done_s(t, max(nbytes, 512)) + self._core_wait_s(self.blocking_calls)
         log.written_lsn = covered
         u.counters.values["Innodb_os_log_written"] += nbytes
         if self.simpy_waiting:
@@ -198,9 +206,7 @@ class LogWriter:
                 still.append((lsn, th))
         self.waiting = still + self.waiting
         if self.waiting or self.simpy_waiting:
-            wake_s = u.run_queue_wait_s()
-            self.core_waits += 1
-            self.core_wait_s += wake_s
+            wake_s = self._core_wait_s(1)
             if wake_s > 0.0:
                 u.push(t + wake_s, _FLUSH_START, -1)          # the next leader, once it has a core
             else:
