@@ -71,12 +71,14 @@ from models.oltp import pages_per_txn_array
 from models.run_queue import CPU_RUN_S, log_write_blocking_calls, run_queue_wait_s
 from models.srv_conc import SrvConc
 
-# Thread states, accounted in thread-seconds per tick.
-RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT, CONC_WAIT, BINLOG_WAIT = range(7)
+# Thread states, accounted in thread-seconds per tick. READ_WAIT: a transaction waits for the data
+# pages it misses to be read (5.6 buf_read_page -> buf_read_page_low with sync = true: the thread
+# waits in fil_io until the read completes; MariaDB 10.11 buf_read_page the same).
+RUN, THINK, LOG_WAIT, MARGIN, FREE_WAIT, CONC_WAIT, BINLOG_WAIT, READ_WAIT = range(8)
 # What a thread in log_check_margins waits for (models.log_sys.LogSys56.log_check_margins).
 _MARGIN_STATE = {None: RUN, "log": LOG_WAIT, "margin": MARGIN}
 STATE_NAMES = ("running", "think", "log write wait", "sync flush", "free-page wait", "innodb queue",
-               "binlog wait")
+               "binlog wait", "page read wait")
 
 # Event kinds.
 _START, _CPU, _COMMIT_REQ, _RESUME, _FLUSH_START, _FLUSH_DONE, _LATCH, _ENTER, _BINLOG_START, \
@@ -469,7 +471,8 @@ class UserThreads:
                     self.writer.done(t, arg)
                 elif kind == _START:
                     self._arrive(arg, t)
-                elif kind == _CPU:
+                elif kind == _CPU:                          # its page reads are done
+                    self._account(arg, t, RUN)
                     self._cpu_phase(arg, t)
                 elif kind == _RESUME:
                     self._account(arg, t, RUN)
@@ -754,7 +757,9 @@ class UserThreads:
         account, resumed, read_cpu_s, cpu_phase = self._account, self.resumed, self.read_cpu_s, self._cpu_phase
         for j in range(n):
             t, th = pend[j]
-            account(th, t, RUN)
+            # Until its reads are done the thread waits for them (the free-page waits among them are
+            # accounted already, so the wait is counted from t plus those).
+            account(th, t, READ_WAIT if ready[j] > t else RUN)
             if waited[j]:
                 self.since[th] = t + waited[j]     # the free-page wait is accounted already
             if not resumed[th]:

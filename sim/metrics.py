@@ -23,7 +23,7 @@ from sim.settling import settling
 from sim.swing import swing
 
 RATE_COUNTERS = [c for c in COUNTERS if c != "commits"]
-STALL_CAUSES = ("sync flush", "free-page wait", "log write wait", "binlog wait")
+STALL_CAUSES = ("sync flush", "free-page wait", "log write wait", "binlog wait", "page read wait")
 _STATE_COL = {name: "threads_" + name.replace(" ", "_").replace("-", "_") for name in STATE_NAMES}
 
 
@@ -138,14 +138,14 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
 
     The median and the stalls are taken over the measured part (after the warm-up). The cause in
     force is the user-thread wait state with most thread-time over the stall (sync flush, free-page
-    wait, log write wait, binlog wait); when none of them holds threads, "file lock" if InnoDB's writes waited
+    wait, log write wait, binlog wait, page read wait); when none of them holds threads, "file lock" if InnoDB's writes waited
     on inode locks during it, else "none identified". The log_free_check wait is named for the
     server `version` (models.versions.Version.margin_wait: "sync flush" or "redo space wait").
     """
     m = df[~df["warmup"]]
     cols = ["start_s", "end_s", "length_s", "min_tps", "median_tps", "cause", "sync_flush_thread_s",
-            "free_page_wait_thread_s", "log_write_wait_thread_s", "binlog_wait_thread_s", "fs_lock_wait_s",
-            "buffer_flush_sync_waits"]
+            "free_page_wait_thread_s", "log_write_wait_thread_s", "binlog_wait_thread_s",
+            "page_read_wait_thread_s", "fs_lock_wait_s", "buffer_flush_sync_waits"]
     if len(m) == 0:
         return pd.DataFrame(columns=cols)
     dt = float(m["time_s"].iloc[1] - m["time_s"].iloc[0]) if len(m) > 1 else float(m["time_s"].iloc[0])
@@ -174,7 +174,7 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
         else:
             cause = "none identified"
         rows.append((float(seg["time_s"].iloc[0] - dt), float(seg["time_s"].iloc[-1]), (j - k + 1) * dt,
-                     float(seg["tps"].min()), med, cause, waits[0], waits[1], waits[2], waits[3], fsw,
+                     float(seg["tps"].min()), med, cause, *waits, fsw,
                      int(seg["buffer_flush_sync_waits"].sum())))
         k = j + 1
     return pd.DataFrame(rows, columns=cols)
@@ -258,6 +258,7 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "stalls_1s": {"count": len(s1), "seconds": float(s1["length_s"].sum()) if len(s1) else 0.0},
         "stalls_100ms": {"count": len(s100), "seconds": float(s100["length_s"].sum()) if len(s100) else 0.0},
         "sync_flush_thread_s": float((mb[_STATE_COL["sync flush"]] * result.tick_s).sum()),
+        "page_read_wait_thread_s": float((mb[_STATE_COL["page read wait"]] * result.tick_s).sum()),
         "time_under_sync_flush_s": float(((mb[_STATE_COL["sync flush"]] > 0)).sum() * result.tick_s),
         "buffer_flush_sync_waits": int(m1["buffer_flush_sync_waits"].sum()) if len(m1) else 0,
         "buffer_flush_sync_waits_max_per_s": int(m1["buffer_flush_sync_waits"].max()) if len(m1) else 0,

@@ -125,7 +125,7 @@ def sync_waits_figure(df):
 
 
 STALL_COLORS = {"sync flush": "tab:red", "redo space wait": "tab:pink", "free-page wait": "tab:orange",
-                "log write wait": "tab:purple", "binlog wait": "tab:olive",
+                "log write wait": "tab:purple", "binlog wait": "tab:olive", "page read wait": "tab:cyan",
                 "file lock": "tab:brown", "none identified": "tab:gray"}
 
 

@@ -338,7 +338,7 @@ def test_stall_detection_and_cause():
     assert set(st_.columns) >= {"start_s", "length_s", "cause"}
     for row in st_.itertuples():
         assert row.cause in ("sync flush", "redo space wait", "free-page wait", "log write wait", "binlog wait",
-                             "file lock", "none identified")
+                             "page read wait", "file lock", "none identified")
         assert row.length_s >= 0.1 - 1e-9
 
 
@@ -349,13 +349,47 @@ def test_a_stall_spent_waiting_on_the_binlog_is_named_so():
     df = pd.DataFrame({"time_s": np.arange(1, n + 1) * 1.0, "warmup": False,
                        "tps": [100.0] * 4 + [10.0, 10.0] + [100.0] * 4, "fs_lock_wait_s": 0.0,
                        "buffer_flush_sync_waits": 0})
-    for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait"):
+    for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait",
+                "threads_page_read_wait"):
         df[col] = 0.0
     df.loc[4:5, "threads_binlog_wait"] = 30.0
     df.loc[4:5, "threads_log_write_wait"] = 5.0
     st_ = stalls(df, 50.0)
     assert list(st_["cause"]) == ["binlog wait"]
     assert st_["binlog_wait_thread_s"].iloc[0] == 60.0
+
+
+def test_a_stall_spent_reading_pages_is_named_so():
+    """Threads waiting for their data page reads over a dip (a cold pool, a device busy with
+    flushing): the cause is "page read wait", not the few log waits beside it."""
+    import pandas as pd
+    n = 10
+    df = pd.DataFrame({"time_s": np.arange(1, n + 1) * 1.0, "warmup": False,
+                       "tps": [100.0] * 4 + [10.0, 10.0] + [100.0] * 4, "fs_lock_wait_s": 0.0,
+                       "buffer_flush_sync_waits": 0})
+    for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait",
+                "threads_page_read_wait"):
+        df[col] = 0.0
+    df["threads_page_read_wait"] = 3.0            # some reads all along
+    df.loc[4:5, "threads_page_read_wait"] = 20.0
+    df.loc[4:5, "threads_log_write_wait"] = 1.0
+    st_ = stalls(df, 50.0)
+    assert list(st_["cause"]) == ["page read wait"]
+    assert st_["page_read_wait_thread_s"].iloc[0] == 40.0
+    assert st_["log_write_wait_thread_s"].iloc[0] == 2.0
+
+
+def test_page_reads_are_waited_in_their_own_state():
+    """A transaction that misses pages waits for their reads as "page read wait" (buf_read_page), not
+    as running: a cold pool spends most thread time there, a warm pool holding every page none;
+    the states' thread-seconds add up to the users' time either way."""
+    from models.user_threads import READ_WAIT, RUN
+    _, cold = run_checked(small_doc(workload__warm_start=False, run__duration="2s"), every=0)
+    _, fits = run_checked(small_doc(workload__data_size="8M", run__duration="2s"), every=0)
+    assert cold.thread_s[READ_WAIT].sum() > cold.thread_s[RUN].sum() > 0
+    assert fits.thread_s[READ_WAIT].sum() == 0.0 and fits.thread_s[RUN].sum() > 0
+    for res in (cold, fits):
+        assert res.thread_s.sum() == pytest.approx(8 * 2.0, rel=1e-6)      # 8 users, 2 s
 
 
 def test_cli_refuses_server_refusals(tmp_path, capsys):
