@@ -259,6 +259,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "stalls_100ms": {"count": len(s100), "seconds": float(s100["length_s"].sum()) if len(s100) else 0.0},
         "sync_flush_thread_s": float((mb[_STATE_COL["sync flush"]] * result.tick_s).sum()),
         "page_read_wait_thread_s": float((mb[_STATE_COL["page read wait"]] * result.tick_s).sum()),
+        "page_read_wait_threads_mean": float(mb[_STATE_COL["page read wait"]].mean()) if len(mb) else 0.0,
+        "buffer_pool_reads_per_s": float(m1["Innodb_buffer_pool_reads"].sum() / max(len(m1), 1)),
         "time_under_sync_flush_s": float(((mb[_STATE_COL["sync flush"]] > 0)).sum() * result.tick_s),
         "buffer_flush_sync_waits": int(m1["buffer_flush_sync_waits"].sum()) if len(m1) else 0,
         "buffer_flush_sync_waits_max_per_s": int(m1["buffer_flush_sync_waits"].max()) if len(m1) else 0,

@@ -78,6 +78,9 @@ def summary_text(s: dict) -> str:
         + f"time with user threads {_MARGIN_TEXT.get(s.get('margin_wait'), 'in sync flush')} "
         f"{s['time_under_sync_flush_s']:.1f} s; "
         f"Innodb_buffer_pool_wait_free {s['Innodb_buffer_pool_wait_free']:,}",
+        (f"page reads: {s['buffer_pool_reads_per_s']:,.0f}/s (Innodb_buffer_pool_reads); user threads waiting "
+         f"for them {s['page_read_wait_threads_mean']:,.1f} on average ({s['page_read_wait_thread_s']:,.1f} thread-s)"
+         if s.get("page_read_wait_thread_s") else ""),
         (f"binary log (sync_binlog {s['sync_binlog']}): {s['binlog_group_commits']:,} group commits, "
          f"{s['binlog_commits'] / max(1, s['binlog_group_commits']):.1f} transactions each; "
          f"{s['binlog_fsyncs']:,} fsyncs" if s.get("log_bin") else ""),

@@ -38,10 +38,14 @@ METRICS = (
     "pages_flushed_per_s_adaptive", "pages_flushed_per_s_background", "pages_flushed_per_s_sync",
     "pages_flushed_per_s_lru", "pages_flushed_per_s_single_page", "pages_flushed_per_s_total",
     "innodb_queue_threads_mean", "trx_queue_mean", "trx_queue_max",
+    "buffer_pool_reads_per_s", "page_read_wait_threads_mean",
     "device_busy_pct_mean", "device_busy_pct_max_1s", "steady_state",
     "steady_from_s", "steady_tps_mean", "steady_pages_flushed_per_s", "steady_buffer_flush_sync_waits",
     "crash_recovery_s", "crash_recovery_pages", "crash_recovery_batches",
 )
+# Metrics added after tables were first written (2026-11-30): a table without them still reads, with
+# the columns empty.
+ADDED_METRICS = ("buffer_pool_reads_per_s", "page_read_wait_threads_mean")
 METRIC_LABELS = {
     "tps_mean": "commits/s (mean)", "tps_p99_per_s": "p99 of per-second commits",
     "tps_p1_per_s": "p1 of per-second commits",
@@ -60,6 +64,8 @@ METRIC_LABELS = {
     "innodb_queue_threads_mean": "threads waiting to enter InnoDB (mean; innodb_thread_concurrency)",
     "trx_queue_mean": "transactions queued for a user (mean; workload.rate)",
     "trx_queue_max": "transactions queued for a user (max; workload.rate)",
+    "buffer_pool_reads_per_s": "pages read from storage/s (Innodb_buffer_pool_reads)",
+    "page_read_wait_threads_mean": "user threads waiting for page reads (mean)",
     "device_busy_pct_mean": "device busy (% of its units' time, mean)",
     "device_busy_pct_max_1s": "device busy (% of its units' time, highest second)",
     "steady_state": "steady state reached (1 or 0, sim.settling's ±5% band; its mean: the share of replicates)",
@@ -242,6 +248,8 @@ def metrics_row(s: dict) -> dict:
         "pages_flushed_per_s_total": s["pages_flushed_per_s_total"],
         "innodb_queue_threads_mean": s.get("innodb_queue_threads_mean", 0.0),
         "trx_queue_mean": s.get("trx_queue_mean", 0.0), "trx_queue_max": s.get("trx_queue_max", 0),
+        "buffer_pool_reads_per_s": s.get("buffer_pool_reads_per_s", 0.0),
+        "page_read_wait_threads_mean": s.get("page_read_wait_threads_mean", 0.0),
         "device_busy_pct_mean": s.get("device_busy_pct_mean", 0.0),
         "device_busy_pct_max_1s": s.get("device_busy_pct_max_1s", 0.0),
         # 1 when the measured part left its start-up transient (sim.settling), None when too short to say.
@@ -447,12 +455,19 @@ def read_table(data: bytes, filename: str) -> tuple[pd.DataFrame | None, pd.Data
     keys = [c for c in df.columns if c.count(".") == 1 and c.split(".")[0] in SCHEMA
             and c.split(".")[1] in SCHEMA[c.split(".")[0]]]
     if {"run_key", "replicate", "seed"} <= set(df.columns):
+        for m in ADDED_METRICS:
+            if m not in df.columns:
+                df[m] = np.nan
         missing = [m for m in METRICS if m not in df.columns]
         if missing:
             raise InputError(filename, missing[0], "column missing from the runs table",
                              "the columns innosim sweep writes: " + ", ".join(METRICS))
         return df, ci_table(df, keys), keys
     if "runs" in df.columns:
+        for m in ADDED_METRICS:
+            for x in ("mean", "ci95"):
+                if f"{m}_{x}" not in df.columns:
+                    df[f"{m}_{x}"] = np.nan
         missing = [f"{m}_{x}" for m in METRICS for x in ("mean", "ci95") if f"{m}_{x}" not in df.columns]
         if missing:
             raise InputError(filename, missing[0], "column missing from the confidence-interval table",

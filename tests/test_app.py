@@ -329,6 +329,24 @@ def test_read_table_formats_and_errors():
             read_table(data, name)
 
 
+def test_read_table_takes_a_table_written_before_the_page_read_metrics():
+    """Tables written before 2026-11-30 lack buffer_pool_reads_per_s and page_read_wait_threads_mean:
+    they still read, with those columns empty, and a table lacking any other metric is refused."""
+    from models.errors import InputError
+    from sim.sweep import ADDED_METRICS, METRICS, read_table
+
+    old = [m for m in METRICS if m not in ADDED_METRICS]
+    runs = pd.DataFrame({"server.innodb_io_capacity": [200, 200], "replicate": [0, 1], "seed": [1, 2],
+                         **{m: [1.0, 3.0] for m in old}, "run_key": ["a", "b"]})
+    got, ci, _ = read_table(runs.to_csv(index=False).encode(), "old.csv")
+    assert got["page_read_wait_threads_mean"].isna().all() and list(ci["tps_mean_mean"]) == [2.0]
+    none_runs, ci2, _ = read_table(ci.drop(columns=[f"{m}_{x}" for m in ADDED_METRICS for x in ("mean", "ci95")])
+                                   .to_csv(index=False).encode(), "old.ci.csv")
+    assert none_runs is None and ci2["buffer_pool_reads_per_s_mean"].isna().all()
+    with pytest.raises(InputError, match="device_busy_pct_mean"):
+        read_table(runs.drop(columns="device_busy_pct_mean").to_csv(index=False).encode(), "old.csv")
+
+
 # -- Calibrate ---------------------------------------------------------------------------------
 
 def test_calibrate_page_fits_uploaded_fio_results():
