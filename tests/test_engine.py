@@ -342,16 +342,22 @@ def test_stall_detection_and_cause():
         assert row.length_s >= 0.1 - 1e-9
 
 
-def test_a_stall_spent_waiting_on_the_binlog_is_named_so():
-    """Threads held in the binary log's group commit over a dip: the cause is "binlog wait"."""
+def _dip_frame():
+    """A 1 s series of ten seconds at 100 commits/s with a dip to 10 in seconds 5 and 6, every
+    wait state's thread count at 0."""
     import pandas as pd
-    n = 10
-    df = pd.DataFrame({"time_s": np.arange(1, n + 1) * 1.0, "warmup": False,
+    df = pd.DataFrame({"time_s": np.arange(1, 11) * 1.0, "warmup": False,
                        "tps": [100.0] * 4 + [10.0, 10.0] + [100.0] * 4, "fs_lock_wait_s": 0.0,
                        "buffer_flush_sync_waits": 0})
     for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait",
                 "threads_page_read_wait"):
         df[col] = 0.0
+    return df
+
+
+def test_a_stall_spent_waiting_on_the_binlog_is_named_so():
+    """Threads held in the binary log's group commit over a dip: the cause is "binlog wait"."""
+    df = _dip_frame()
     df.loc[4:5, "threads_binlog_wait"] = 30.0
     df.loc[4:5, "threads_log_write_wait"] = 5.0
     st_ = stalls(df, 50.0)
@@ -362,14 +368,7 @@ def test_a_stall_spent_waiting_on_the_binlog_is_named_so():
 def test_a_stall_spent_reading_pages_is_named_so():
     """Threads waiting for their data page reads over a dip (a cold pool, a device busy with
     flushing): the cause is "page read wait", not the few log waits beside it."""
-    import pandas as pd
-    n = 10
-    df = pd.DataFrame({"time_s": np.arange(1, n + 1) * 1.0, "warmup": False,
-                       "tps": [100.0] * 4 + [10.0, 10.0] + [100.0] * 4, "fs_lock_wait_s": 0.0,
-                       "buffer_flush_sync_waits": 0})
-    for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait",
-                "threads_page_read_wait"):
-        df[col] = 0.0
+    df = _dip_frame()
     df["threads_page_read_wait"] = 3.0            # some reads all along
     df.loc[4:5, "threads_page_read_wait"] = 20.0
     df.loc[4:5, "threads_log_write_wait"] = 1.0
