@@ -110,6 +110,13 @@ def test_what_if_names_the_binary_log_and_the_innodb_queue():
     assert "innodb_thread_concurrency 8: on average" in captions
 
 
+def test_what_if_says_when_transactions_waited_for_page_reads():
+    at = _what_if_click({"duration": "5s", "innodb_buffer_pool_size": "1G"})
+    assert not at.exception, at.exception
+    said = [c.value for c in at.caption if c.value.startswith("Page reads: ")]
+    assert len(said) == 1 and "user threads waited for the pages they missed" in said[0]
+
+
 def test_what_if_open_loop_shows_its_queue():
     at = _what_if_click({"duration": "5s", "rate": "3000"})
     assert not at.exception, at.exception

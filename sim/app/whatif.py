@@ -52,6 +52,10 @@ def show_run(out: dict, resolution: str, key: str) -> None:
                    f"commits, {s['binlog_commits'] / max(1, s['binlog_group_commits']):.1f} transactions "
                    f"each, {s['binlog_fsyncs']:,} fsyncs. Commits held in its group commit show as "
                    "\"binlog wait\".")
+    if s.get("page_read_wait_thread_s"):
+        st.caption(f"Page reads: {s['buffer_pool_reads_per_s']:,.0f}/s (Innodb_buffer_pool_reads); on average "
+                   f"{s['page_read_wait_threads_mean']:.1f} user threads waited for the pages they missed, "
+                   "shown as \"page read wait\" where they hold a stall.")
     if s.get("innodb_thread_concurrency"):
         st.caption(f"innodb_thread_concurrency {s['innodb_thread_concurrency']}: on average "
                    f"{s['innodb_queue_threads_mean']:.1f} threads waiting to enter InnoDB.")
