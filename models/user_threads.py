@@ -126,6 +126,7 @@ class LogWriter:
 
     def __init__(self, users: "UserThreads", blocking_calls: int = 1) -> None:
         self.u = users
+        self.n_cores = len(users.cores)
         self.blocking_calls = blocking_calls
         self.core_waits = 0                # waits for a core taken (each blocking call, each hand-over)
         self.core_wait_s = 0.0             # and their sum
@@ -134,8 +135,12 @@ class LogWriter:
         self.simpy_waiting: list[tuple[int, object]] = []
 
     def _core_wait_s(self, calls: int) -> float:
-        """The leader's waits for a core after `calls` wake-ups now (models.run_queue), counted."""
-        wait_s = calls * self.u.run_queue_wait_s()
+        """The leader's waits for a core after `calls` wake-ups now (models.run_queue), counted.
+        Twice a log write: with no more threads in a CPU phase than cores the wait is 0.0, as
+        run_queue_wait_s gives it, without the calls."""
+        u = self.u
+        cores = self.n_cores
+        wait_s = calls * run_queue_wait_s(u.n_cpu, cores, u.cpu_run_s) if u.n_cpu > cores else 0.0
         self.core_waits += calls
         self.core_wait_s += wait_s
         return wait_s
