@@ -410,10 +410,6 @@ class UserThreads:
 
     # -- plumbing ----------------------------------------------------------------------------
 
-    def run_queue_wait_s(self) -> float:
-        """A thread woken now waits this long for a core (models.run_queue)."""
-        return run_queue_wait_s(self.n_cpu, len(self.cores), self.cpu_run_s)
-
     def push(self, t: float, kind: int, arg: int) -> None:
         heapq.heappush(self.heap, (t, self._next_seq(), kind, arg))
 

@@ -435,6 +435,13 @@ def runs_table(points: list[Point], rows: list[dict], keys: list[str]) -> pd.Dat
     return pd.DataFrame(out)
 
 
+def _add_empty(df: pd.DataFrame, columns) -> None:
+    """Add each of `columns` the table lacks, empty (NaN)."""
+    for c in columns:
+        if c not in df.columns:
+            df[c] = np.nan
+
+
 def read_table(data: bytes, filename: str) -> tuple[pd.DataFrame | None, pd.DataFrame, list[str]]:
     """A sweep table written by `innosim sweep` (the runs table or its .ci table, Parquet or CSV):
     (runs or None, the confidence-interval table, the swept keys)."""
@@ -455,19 +462,14 @@ def read_table(data: bytes, filename: str) -> tuple[pd.DataFrame | None, pd.Data
     keys = [c for c in df.columns if c.count(".") == 1 and c.split(".")[0] in SCHEMA
             and c.split(".")[1] in SCHEMA[c.split(".")[0]]]
     if {"run_key", "replicate", "seed"} <= set(df.columns):
-        for m in ADDED_METRICS:
-            if m not in df.columns:
-                df[m] = np.nan
+        _add_empty(df, ADDED_METRICS)
         missing = [m for m in METRICS if m not in df.columns]
         if missing:
             raise InputError(filename, missing[0], "column missing from the runs table",
                              "the columns innosim sweep writes: " + ", ".join(METRICS))
         return df, ci_table(df, keys), keys
     if "runs" in df.columns:
-        for m in ADDED_METRICS:
-            for x in ("mean", "ci95"):
-                if f"{m}_{x}" not in df.columns:
-                    df[f"{m}_{x}"] = np.nan
+        _add_empty(df, [f"{m}_{x}" for m in ADDED_METRICS for x in ("mean", "ci95")])
         missing = [f"{m}_{x}" for m in METRICS for x in ("mean", "ci95") if f"{m}_{x}" not in df.columns]
         if missing:
             raise InputError(filename, missing[0], "column missing from the confidence-interval table",
