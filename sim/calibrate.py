@@ -11,9 +11,14 @@ Method (shared/research/fs-device.md 2.2-2.5):
 2. Per (operation, block size) class of single-operation jobs: QD1 latency from the shallowest job;
    units k (shared by the device), unit assignment per operation (pooled or striped) and capacity C
    per class minimise the squared log error of throughput over the measured outstanding counts,
-   using exact mean-value analysis of the closed loop (striped: k symmetric queues, visit 1/k;
+   using mean-value analysis of the closed loop (striped: k symmetric queues, visit 1/k;
    pooled: Seidmann's approximation of a k-server queue) with a delay station for the pipeline,
-   host path and think time. scipy's bounded scalar minimiser finds C.
+   host path and think time. scipy's bounded scalar minimiser finds C. The queues serve with the
+   spread the simulator draws (`service_cv`, step 3), not exponentially: each arrival waits for
+   the residual life of the I/O in service, S (1 + cv^2) / 2, and C is fitted again with the cv
+   that C implies until cv settles (mva_throughput, _fit_operation). Fitted as exponential, C
+   came out 8-10 % above the measured plateau of flash that serves regularly (cv 0.1-0.4), and
+   the simulator then ran every deep job that much too fast.
    A class measured at one outstanding I/O only says nothing of its capacity: it keeps the share
    of its QD1 latency that is service time in the classes measured at depth (median, same
    operation first), C = k / (share x R0), and the profile's description names it.
@@ -53,6 +58,9 @@ from sim.fio import FioJob
 
 K_CANDIDATES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 ASSIGNMENTS = ("pooled", "striped")
+CV_ROUNDS = 6              # at most this many capacity fits per class, each with the cv the last one implied
+CV_SETTLED = 0.005         # ... stopping when the cv moves less than this
+DEFAULT_CV = 0.3           # service_cv where a class has no QD1 p99 to read it from
 TARGETS = {"iops": 0.15, "lat_p50": 0.20, "lat_p99": 0.35}   # held-out tolerances (issue 4)
 DEPTH_CURVE_SHARE = 0.9  # past the peak, points below this share of it make the depth curve, not the capacity
 FRONT_PEAK_SHARE = 0.8     # a front end's capacity must be measured: the peak throughput within this share of it
@@ -66,26 +74,34 @@ FRONT_K_SLACK = 1.5        # behind a front end, unit counts within this factor 
 
 
 def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, striped: bool,
-                   front_s: float = 0.0) -> np.ndarray:
+                   front_s: float = 0.0, cv: float = 1.0) -> np.ndarray:
     """Throughput for 1..n_max customers of a closed loop: a delay station plus the device.
 
-    Striped: `units` identical FCFS queues visited with probability 1/units (exact MVA, product
-    form). Pooled: one queue of service S/units plus a delay S (units-1)/units (Seidmann).
-    front_s > 0: a front end, one FCFS queue of that service, visited before the units.
+    Striped: `units` identical FCFS queues visited with probability 1/units. Pooled: one queue of
+    service S/units plus a delay S (units-1)/units (Seidmann). front_s > 0: a front end, one FCFS
+    queue of that service, visited before the units.
+    cv: the service times' coefficient of variation at every queue. 1 is exponential service,
+    where this is exact MVA (product form). Otherwise an arrival finds the I/O in service with
+    probability U and waits its mean residual life, S (1 + cv^2) / 2, instead of a whole S
+    (renewal theory): R = S (1 + Q + U (cv^2 - 1) / 2). That approximation can overshoot a
+    queue's capacity past the knee, so the throughput is capped there.
     """
     x = np.empty(n_max)
-    q = 0.0
-    qf = 0.0
+    q = qf = u = uf = 0.0
     if striped:
         s1, d = service_s, delay_s
     else:
         s1, d = service_s / units, delay_s + service_s * (units - 1) / units
+    corr = (cv * cv - 1.0) / 2.0
+    x_cap = min(1.0 / front_s if front_s > 0.0 else math.inf, units / service_s if service_s > 0.0 else math.inf)
     for n in range(1, n_max + 1):
-        rf = front_s * (1.0 + qf)
-        r = s1 * (1.0 + q)                   # response at one unit (striped) or the pooled queue
-        xn = n / (d + rf + r)
+        rf = front_s * (1.0 + qf + uf * corr)
+        r = s1 * (1.0 + q + u * corr)        # response at one unit (striped) or the pooled queue
+        xn = min(n / (d + rf + r), x_cap)
         qf = xn * rf
         q = xn * r / units if striped else xn * r   # striped: visit 1/units to each of `units` queues
+        uf = xn * front_s
+        u = xn * s1 / units if striped else xn * s1
         x[n - 1] = xn
     return x
 
@@ -202,8 +218,10 @@ def _capacity_points(cd: ClassData) -> tuple[np.ndarray, np.ndarray, list[int]]:
     return ns, xs, [i for i in range(len(ns)) if i <= peak or xs[i] >= DEPTH_CURVE_SHARE * xs[peak]]
 
 
-def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float) -> tuple[float, float]:
-    """Capacity minimising the log error for this class at (units, assignment); returns (C, err)."""
+def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
+                  cv: float = 1.0) -> tuple[float, float]:
+    """Capacity minimising the log error for this class at (units, assignment), its queues serving
+    with this cv; returns (C, err)."""
     ns, xs, keep = _capacity_points(cd)
     n_max = int(ns.max())
 
@@ -211,7 +229,7 @@ def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float
         c = math.exp(log_c)
         service = units / c
         pipeline = max(0.0, cd.qd1_latency_s - service)
-        x = mva_throughput(n_max, units, service, pipeline + delay_extra_s, striped)
+        x = mva_throughput(n_max, units, service, pipeline + delay_extra_s, striped, cv=cv)
         return float(np.sum((np.log(x[ns[keep] - 1]) - np.log(xs[keep])) ** 2))
 
     x_peak = float(xs.max())
@@ -224,7 +242,7 @@ def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float
 
 
 def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
-               unit_share: float | None = None) -> tuple[float, float, float]:
+               unit_share: float | None = None, cv: float = 1.0) -> tuple[float, float, float]:
     """With a front end: capacity C (the front end's 1 / service) and a unit's service time
     minimising the log error for this class at (units, assignment); returns (C, unit_s, err). The
     unit time is at most what leaves the front end the bottleneck (units / C) and what fits in the
@@ -250,7 +268,7 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
         if got is None:
             return 1e3
         c, unit_s = got
-        x = mva_throughput(n_eval, units, unit_s, r0 - 1.0 / c - unit_s + delay_extra_s, striped, 1.0 / c)
+        x = mva_throughput(n_eval, units, unit_s, r0 - 1.0 / c - unit_s + delay_extra_s, striped, 1.0 / c, cv)
         return float(np.sum((np.log(x[at]) - np.log(xs[keep])) ** 2))
 
     best = None
@@ -271,21 +289,42 @@ def _fit_operation(deep: dict, op: str, units: int, assignment: str, front: bool
                    unit_share: float | None = None) -> tuple[float, str, dict, dict]:
     """One operation's classes measured at depth fitted at (units, assignment), units alone or
     behind a front end: (summed error, assignment, {class: C}, {class: a unit's time}; empty alone).
-    Units alone cannot take more service time than a class's QD1 latency (err inf)."""
+    Units alone cannot take more service time than a class's QD1 latency (err inf).
+    Each class is fitted first with exponential service (cv 1), then again with the cv its fitted
+    service time gives the profile (_service_cv), until that cv moves by less than CV_SETTLED."""
     e_sum, caps, units_s = 0.0, {}, {}
     striped = assignment == "striped"
     for key, cd in deep.items():
         if cd.op != op:
             continue
-        if front:
-            c, units_s[key], e = _fit_front(cd, units, striped, delay_extra_s, unit_share)
-        else:
-            c, e = _fit_capacity(cd, units, striped, delay_extra_s)
-            if units / c > cd.qd1_latency_s:
-                e = math.inf
+        cv = 1.0
+        for _ in range(CV_ROUNDS):
+            if front:
+                c, units_s[key], e = _fit_front(cd, units, striped, delay_extra_s, unit_share, cv)
+                service = 1.0 / c + units_s[key]
+            else:
+                c, e = _fit_capacity(cd, units, striped, delay_extra_s, cv)
+                service = units / c
+                if service > cd.qd1_latency_s:
+                    e = math.inf
+                    break
+            new_cv = _service_cv(cd, service)
+            settled = abs(new_cv - cv) < CV_SETTLED
+            cv = new_cv
+            if settled:
+                break
         caps[key] = c
         e_sum += e
     return e_sum, assignment, caps, units_s
+
+
+def _service_cv(cd: ClassData, service_s: float) -> float:
+    """The profile's `service_cv` for a class whose I/Os take service_s of device time: the spread
+    that puts the QD1 p99 where it was measured, the rest of the QD1 latency being pipeline."""
+    if not (service_s > 0.0 and cd.qd1_p99_s > 0.0):
+        return DEFAULT_CV
+    pipeline = max(0.0, cd.qd1_latency_s - service_s)
+    return _lognormal_cv_for((cd.qd1_p99_s - pipeline) / service_s)
 
 
 def _lognormal_cv_for(p99_over_service: float) -> float:
@@ -334,13 +373,14 @@ def _mixed_saturated(job: FioJob, doc_classes: dict, k: int, striped: bool, dela
         return False
     c_mix = mixed_capacity_iops(0.5, r["capacity_iops"], w["capacity_iops"], 1.0)
     r0 = 0.5 * (r["latency_qd1_s"] + w["latency_qd1_s"])
+    cv = 0.5 * (r["service_cv"] + w["service_cv"])
     if "unit_service_s" in r:                           # a front end: it sets the capacity
         front = 1.0 / c_mix
         service = 0.5 * (r["unit_service_s"] + w["unit_service_s"])
-        x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - front - service) + delay_s, striped, front)
+        x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - front - service) + delay_s, striped, front, cv)
     else:
         service = k / c_mix
-        x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - service) + delay_s, striped)
+        x = mva_throughput(job.outstanding, k, service, max(0.0, r0 - service) + delay_s, striped, cv=cv)
     return bool(x[-1] >= 0.9 * c_mix)
 
 
@@ -538,8 +578,7 @@ def fit_device(jobs: list[FioJob], name: str, source: str,
         for key, cd in classes.items():
             c = caps[key]
             service = (1.0 / c + unit_service[key]) if front else k / c
-            pipeline = max(0.0, cd.qd1_latency_s - service)
-            cv = _lognormal_cv_for((cd.qd1_p99_s - pipeline) / service) if service > 0 and cd.qd1_p99_s > 0 else 0.3
+            cv = _service_cv(cd, service)
             entry = {"capacity_iops": round(c, 1), "latency_qd1_s": cd.qd1_latency_s, "service_cv": round(cv, 3)}
             if front:
                 # rounded down so that the profile's bounds hold after rounding C

@@ -229,9 +229,15 @@ def test_calibrate_cli_through_cfq_predicts_the_held_out_sata_jobs(tmp_path, cap
     assert main(["calibrate", "fio", *files, "--holdout", "numjobs=16", "--host-elevator", "cfq", "--json",
                  "-o", str(tmp_path / "p.json")]) == 0
     doc = json.loads(capsys.readouterr().out)
+    iops = [r for r in doc["holdout_rows"] if r["metric"] == "iops"]
     p50 = [r for r in doc["holdout_rows"] if r["metric"] == "lat_p50"]
-    assert len(p50) == 8
-    assert sum(abs(r["rel_error"]) <= 0.20 for r in p50) >= 7
+    assert len(p50) == len(iops) == 8
+    assert all(abs(r["rel_error"]) <= 0.15 for r in iops)
+    # The 16 x 16 jobs' p50 under CFQ turns on the device's capacity: on the full grid's profile a
+    # write capacity of 62.4K gives 1.2 ms and 64.3K gives 3.1 ms (measured 3.35 ms; seeds 1-3 and
+    # 10 s runs alike), so either of them may miss; the other six may not.
+    assert sum(abs(r["rel_error"]) <= 0.20 for r in p50) >= 6
+    assert all(abs(r["rel_error"]) <= 0.20 for r in p50 if "16x16" not in r["job"].replace("qd=", ""))
     assert "cfq, queue depth 32" in doc["profile"]["description"]
 
 

@@ -43,6 +43,33 @@ def test_mva_front_end():
                           mva_throughput(64, 3, 40e-6, 60e-6, False))
 
 
+@settings(max_examples=40, deadline=None)
+@given(units=st.integers(1, 16), service_us=st.floats(5.0, 500.0), delay_us=st.floats(0.0, 500.0),
+       front_us=st.sampled_from([0.0, 2.0, 20.0]), cv=st.floats(0.0, 3.0), striped=st.booleans())
+def test_mva_never_passes_the_device_capacity(units, service_us, delay_us, front_us, cv, striped):
+    x = mva_throughput(256, units, service_us * 1e-6, delay_us * 1e-6, striped, front_us * 1e-6, cv)
+    cap = min(units / (service_us * 1e-6), 1e6 / front_us if front_us else np.inf)
+    assert np.all(x > 0) and np.all(x <= cap * (1 + 1e-12))
+    # one customer never queues: whatever the spread, X(1) = 1 / (D + front + S)
+    assert x[0] == pytest.approx(1 / ((delay_us + front_us + service_us) * 1e-6))
+
+
+def test_mva_with_the_simulators_spread_matches_the_simulated_loop():
+    """The fit's closed loop with the profile's service_cv (0.3, residual life S (1 + cv^2) / 2)
+    is nearer the simulator's own throughput than the exponential one, below and at the knee."""
+    for k, assign in ((1, "pooled"), (2, "pooled"), (4, "striped")):
+        truth = known_profile(k, 100_000, 100_000, 100e-6, 100e-6, assign, assign)
+        service = k / 100_000
+        delay = 100e-6 - service + truth["host_overhead_s"]
+        ns = (2, 4, 8, 16)
+        simulated = np.array([synthetic_job(truth, "read", n).iops for n in ns])
+        at = np.array(ns) - 1
+        exp_err = np.abs(mva_throughput(16, k, service, delay, assign == "striped")[at] / simulated - 1)
+        cv_err = np.abs(mva_throughput(16, k, service, delay, assign == "striped", cv=0.3)[at] / simulated - 1)
+        assert cv_err.mean() < exp_err.mean(), (k, assign, cv_err, exp_err)
+        assert cv_err.max() < 0.05, (k, assign, cv_err)
+
+
 def synthetic_job(profile_doc, op, n, numjobs=1, seed=1, rw=None, bs=4096):
     """A fio result as the simulator would measure it for `n` outstanding I/Os."""
     shell = FioJob(source="synthetic", name="s", fio_version="fio-3.33", rw=rw or "rand" + op, block_bytes=bs,
@@ -74,13 +101,15 @@ def test_round_trip_recovers_capacity_and_qd1_latency(k, cap_r, cap_w, assign_r,
     jobs = [synthetic_job(truth, op, n) for op in ("read", "write") for n in (1, 2, 4, 8, 16, 32, 64)]
     fit = fit_device(jobs, "fit", "synthetic")
     got = fit.profile["classes"]
-    assert got["read"]["4096"]["capacity_iops"] == pytest.approx(cap_r, rel=0.12)
-    assert got["write"]["4096"]["capacity_iops"] == pytest.approx(cap_w, rel=0.12)
+    # Fitted with the simulator's service spread (mva_throughput's cv), capacities come back
+    # within 2 % and runs within 3 % on 16 drawn devices (before: 3 % and 9 %, fitted as exponential).
+    assert got["read"]["4096"]["capacity_iops"] == pytest.approx(cap_r, rel=0.05)
+    assert got["write"]["4096"]["capacity_iops"] == pytest.approx(cap_w, rel=0.05)
     assert got["read"]["4096"]["latency_qd1_s"] == pytest.approx(lat_r, rel=0.05)
     assert fit.profile["host_overhead_s"] == pytest.approx(5e-6, rel=0.01)
     # And the fitted profile predicts the synthetic runs.
     for j in jobs:
-        assert simulate_job(fit.profile, j, fit.think_s).iops == pytest.approx(j.iops, rel=0.12)
+        assert simulate_job(fit.profile, j, fit.think_s).iops == pytest.approx(j.iops, rel=0.06)
 
 
 def test_round_trip_of_a_device_with_a_front_end():
@@ -106,9 +135,13 @@ def test_round_trip_of_a_device_with_a_front_end():
 
 def test_holdout_split_and_errors():
     truth = known_profile(2, 100_000, 80_000, 100e-6, 60e-6, "striped", "pooled")
-    jobs = [synthetic_job(truth, op, n, numjobs=nj) for op in ("read", "write") for n, nj in ((1, 1), (8, 1), (16, 2), (32, 2))]
+    # Held out inside the fitted range of depths: a capacity is not known from depths that never
+    # came near it (fitted on 1 and 8 outstanding alone, a 32-deep read of this device is
+    # extrapolated 23 % high).
+    jobs = [synthetic_job(truth, op, n, numjobs=nj) for op in ("read", "write")
+            for n, nj in ((1, 1), (8, 1), (16, 2), (32, 1), (24, 2))]
     train, held = split_holdout(jobs, "numjobs=2")
-    assert len(held) == 4 and len(train) == 4
+    assert len(held) == 4 and len(train) == 6
     fit = fit_device(train, "fit", "synthetic")
     rows = holdout_rows([simulate_job(fit.profile, j, fit.think_s) for j in held])
     assert {r["metric"] for r in rows} == {"iops", "lat_p50", "lat_p99"}
