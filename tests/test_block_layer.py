@@ -233,9 +233,10 @@ def test_calibrate_cli_through_cfq_predicts_the_held_out_sata_jobs(tmp_path, cap
     p50 = [r for r in doc["holdout_rows"] if r["metric"] == "lat_p50"]
     assert len(p50) == len(iops) == 8
     assert all(abs(r["rel_error"]) <= 0.15 for r in iops)
-    # The 16 x 16 jobs' p50 under CFQ turns on the device's capacity: on the full grid's profile a
-    # write capacity of 62.4K gives 1.2 ms and 64.3K gives 3.1 ms (measured 3.35 ms; seeds 1-3 and
-    # 10 s runs alike), so either of them may miss; the other six may not.
+    # The 16 x 16 jobs' latencies fall in two modes of about half the requests each (served within
+    # the queue's slice, ~0.6 ms; after a round of the other queues, ~4.1 ms), so their p50 sits at
+    # the saddle: on the full grid's profile 0.9-1.7 ms at a write capacity of 62.4K, 3.1 ms at
+    # 64.3K, measured 3.35 ms. Either of them may miss; the other six may not.
     assert sum(abs(r["rel_error"]) <= 0.20 for r in p50) >= 6
     assert all(abs(r["rel_error"]) <= 0.20 for r in p50 if "16x16" not in r["job"].replace("qd=", ""))
     assert "cfq, queue depth 32" in doc["profile"]["description"]
