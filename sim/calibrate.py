@@ -17,8 +17,9 @@ Method (shared/research/fs-device.md 2.2-2.5):
    spread the simulator draws (`service_cv`, step 3), not exponentially: each arrival waits for
    the residual life of the I/O in service, S (1 + cv^2) / 2, and C is fitted again with the cv
    that C implies until cv settles (mva_throughput, _fit_operation). Fitted as exponential, C
-   came out 8-10 % above the measured plateau of flash that serves regularly (cv 0.1-0.4), and
-   the simulator then ran every deep job that much too fast.
+   came out above the measured plateau of flash that serves regularly (cv 0.1-0.4): 13 % for the
+   Intel D3-S4610's reads, 10 % its writes, 2 % the Samsung PM883's writes; the simulator then
+   ran deep jobs that much too fast.
    A class measured at one outstanding I/O only says nothing of its capacity: it keeps the share
    of its QD1 latency that is service time in the classes measured at depth (median, same
    operation first), C = k / (share x R0), and the profile's description names it.
