@@ -141,15 +141,21 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
     wait, log write wait, binlog wait, page read wait); when none of them holds threads, "file lock" if InnoDB's writes waited
     on inode locks during it, else "none identified". The log_free_check wait is named for the
     server `version` (models.versions.Version.margin_wait: "sync flush" or "redo space wait").
+    Beside the cause, what the I/O side did over the stall: pages flushed a second (and their
+    median over the measured part), the data device's busy share of its units' time, and the
+    highest checkpoint age (% of the redo capacity). A log write wait on a device kept busy by a
+    flush burst is a different stall from one on an idle device.
     """
     m = df[~df["warmup"]]
     cols = ["start_s", "end_s", "length_s", "min_tps", "median_tps", "cause", "sync_flush_thread_s",
             "free_page_wait_thread_s", "log_write_wait_thread_s", "binlog_wait_thread_s",
-            "page_read_wait_thread_s", "fs_lock_wait_s", "buffer_flush_sync_waits"]
+            "page_read_wait_thread_s", "fs_lock_wait_s", "buffer_flush_sync_waits",
+            "pages_flushed_per_s", "median_pages_flushed_per_s", "device_busy_pct", "checkpoint_age_max_pct"]
     if len(m) == 0:
         return pd.DataFrame(columns=cols)
     dt = float(m["time_s"].iloc[1] - m["time_s"].iloc[0]) if len(m) > 1 else float(m["time_s"].iloc[0])
     med = float(np.median(m["tps"]))
+    med_flushed = float(np.median(m["pages_flushed"])) / dt
     low = (m["tps"] < med * threshold_pct / 100.0).to_numpy()
     rows = []
     k = 0
@@ -175,7 +181,9 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
             cause = "none identified"
         rows.append((float(seg["time_s"].iloc[0] - dt), float(seg["time_s"].iloc[-1]), (j - k + 1) * dt,
                      float(seg["tps"].min()), med, cause, *waits, fsw,
-                     int(seg["buffer_flush_sync_waits"].sum())))
+                     int(seg["buffer_flush_sync_waits"].sum()),
+                     float(seg["pages_flushed"].sum()) / ((j - k + 1) * dt), med_flushed,
+                     float(seg["device_busy_pct"].mean()), float(seg["checkpoint_age_max_pct"].max())))
         k = j + 1
     return pd.DataFrame(rows, columns=cols)
 

@@ -106,9 +106,11 @@ def summary_text(s: dict) -> str:
 def stall_table(st, limit: int = 40) -> str:
     if len(st) == 0:
         return "(no stalls)"
-    header = ("start s", "length s", "min tps", "median tps", "cause", "sync waits")
+    header = ("start s", "length s", "min tps", "median tps", "cause", "sync waits", "flushed/s", "device busy",
+              "ckpt age max")
     rows = [(f"{r.start_s:.2f}", f"{r.length_s:.2f}", f"{r.min_tps:,.0f}", f"{r.median_tps:,.0f}", r.cause,
-             f"{r.buffer_flush_sync_waits:,}") for r in st.head(limit).itertuples()]
+             f"{r.buffer_flush_sync_waits:,}", f"{r.pages_flushed_per_s:,.0f}", f"{r.device_busy_pct:.0f}%",
+             f"{r.checkpoint_age_max_pct:.1f}%") for r in st.head(limit).itertuples()]
     text = format_rows(header, rows)
     if len(st) > limit:
         text += f"\n... {len(st) - limit} more (see stalls files)"

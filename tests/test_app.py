@@ -93,6 +93,8 @@ def test_what_if_runs_a_scenario_and_shows_figures_numbers_and_stalls():
     assert any("Stalls at 1 s" in m.value for m in at.markdown)
     # A stall table with its causes (128M of redo for this load stalls in sync flushing).
     assert at.dataframe and "sync flush" in set(at.dataframe[0].value["cause"])
+    # with what the I/O side did over each stall
+    assert {"pages_flushed_per_s", "device_busy_pct", "checkpoint_age_max_pct"} <= set(at.dataframe[0].value.columns)
     # Whether the 20 s left their start-up is said under the headline figures.
     said = [e.value for e in list(at.caption) + list(at.info) if e.value.startswith("Steady state: ")]
     assert len(said) == 1

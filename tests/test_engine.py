@@ -348,7 +348,8 @@ def _dip_frame():
     import pandas as pd
     df = pd.DataFrame({"time_s": np.arange(1, 11) * 1.0, "warmup": False,
                        "tps": [100.0] * 4 + [10.0, 10.0] + [100.0] * 4, "fs_lock_wait_s": 0.0,
-                       "buffer_flush_sync_waits": 0})
+                       "buffer_flush_sync_waits": 0, "pages_flushed": 50, "device_busy_pct": 20.0,
+                       "checkpoint_age_max_pct": 60.0})
     for col in ("threads_sync_flush", "threads_free_page_wait", "threads_log_write_wait", "threads_binlog_wait",
                 "threads_page_read_wait"):
         df[col] = 0.0
@@ -376,6 +377,32 @@ def test_a_stall_spent_reading_pages_is_named_so():
     assert list(st_["cause"]) == ["page read wait"]
     assert st_["page_read_wait_thread_s"].iloc[0] == 40.0
     assert st_["log_write_wait_thread_s"].iloc[0] == 2.0
+
+
+def test_a_stall_says_what_the_io_side_did_during_it():
+    """Beside its cause, a stall carries the flush rate over it against the run's median, the
+    device's busy share and the highest checkpoint age: a log write wait during a flush burst
+    that keeps the device busy, as MariaDB's furious flushing does, reads as such."""
+    from sim.run_output import stall_table
+    df = _dip_frame()
+    df.loc[4:5, "threads_log_write_wait"] = 30.0
+    df.loc[4:5, "pages_flushed"] = [400, 300]
+    df.loc[4:5, "device_busy_pct"] = [100.0, 90.0]
+    df.loc[3:6, "checkpoint_age_max_pct"] = [75.0, 80.5, 79.0, 70.0]
+    st_ = stalls(df, 50.0)
+    row = st_.iloc[0]
+    assert row["cause"] == "log write wait"
+    assert row["pages_flushed_per_s"] == 350.0            # (400 + 300) over the 2 s
+    assert row["median_pages_flushed_per_s"] == 50.0
+    assert row["device_busy_pct"] == 95.0
+    assert row["checkpoint_age_max_pct"] == 80.5          # the stall's own seconds only
+    text = stall_table(st_)
+    assert "flushed/s" in text.splitlines()[0] and "device busy" in text.splitlines()[0]
+    assert text.splitlines()[2].split()[-3:] == ["350", "95%", "80.5%"]
+    # At 100 ms the flush rate is still per second.
+    df100 = df.copy()
+    df100["time_s"] = df100["time_s"] / 10.0
+    assert stalls(df100, 50.0).iloc[0]["pages_flushed_per_s"] == 3500.0
 
 
 def test_page_reads_are_waited_in_their_own_state():

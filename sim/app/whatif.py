@@ -74,7 +74,8 @@ def show_run(out: dict, resolution: str, key: str) -> None:
                  caption="The seed's point: 10 s and 60 s averages hide the stalls that 1 s and 100 ms show.")
     st.markdown(f"**Stalls at {resolution}** (below {out['threshold_pct']:g}% of the median)")
     if len(st_df):
-        st.dataframe(st_df[["start_s", "length_s", "min_tps", "median_tps", "cause", "buffer_flush_sync_waits"]],
+        st.dataframe(st_df[["start_s", "length_s", "min_tps", "median_tps", "cause", "buffer_flush_sync_waits",
+                            "pages_flushed_per_s", "device_busy_pct", "checkpoint_age_max_pct"]],
                      hide_index=True)
     else:
         st.write("no stalls at this resolution")
