@@ -188,6 +188,15 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
     return pd.DataFrame(rows, columns=cols)
 
 
+def stall_totals(st: pd.DataFrame) -> dict:
+    """A stall list's count, its seconds, and its seconds per cause, the most first."""
+    by_cause: dict[str, float] = {}
+    for cause, length_s in zip(st["cause"], st["length_s"]):
+        by_cause[cause] = by_cause.get(cause, 0.0) + float(length_s)
+    return {"count": len(st), "seconds": float(st["length_s"].sum()) if len(st) else 0.0,
+            "seconds_by_cause": dict(sorted(by_cause.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
 SERIES_INTERVALS = (("10ms", None), ("100ms", 0.1), ("1s", 1.0), ("10s", 10.0), ("60s", 60.0))
 
 
@@ -263,8 +272,8 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "latency_ms": {q: (float(np.percentile(lat, p) * 1000) if len(lat) else None)
                        for q, p in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))},
         "seconds_below_50pct_median": int((m1["tps"] < 0.5 * np.median(m1["tps"])).sum()) if len(m1) else 0,
-        "stalls_1s": {"count": len(s1), "seconds": float(s1["length_s"].sum()) if len(s1) else 0.0},
-        "stalls_100ms": {"count": len(s100), "seconds": float(s100["length_s"].sum()) if len(s100) else 0.0},
+        "stalls_1s": stall_totals(s1),
+        "stalls_100ms": stall_totals(s100),
         "sync_flush_thread_s": float((mb[_STATE_COL["sync flush"]] * result.tick_s).sum()),
         "page_read_wait_thread_s": float((mb[_STATE_COL["page read wait"]] * result.tick_s).sum()),
         "page_read_wait_threads_mean": float(mb[_STATE_COL["page read wait"]].mean()) if len(mb) else 0.0,

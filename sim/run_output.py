@@ -91,8 +91,8 @@ def summary_text(s: dict) -> str:
          f"max {s['trx_queue_max']:,} (latency counts from the arrival)"
          + (f"; sysbench --rate would have stopped: its queue holds {SYSBENCH_MAX_QUEUE:,} events ('The event "
             "queue is full')" if s["trx_queue_max"] >= SYSBENCH_MAX_QUEUE else "") if s.get("offered_tps") else ""),
-        f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {s['stalls_1s']['count']} "
-        f"({s['stalls_1s']['seconds']:g} s), at 100 ms {s['stalls_100ms']['count']} ({s['stalls_100ms']['seconds']:.1f} s)",
+        f"stalls (below {s['stall_threshold_pct']:g}% of median): at 1 s {stall_count_text(s['stalls_1s'], '{:g}')}, "
+        f"at 100 ms {stall_count_text(s['stalls_100ms'], '{:.1f}')}",
         recovery_text(s.get("crash_recovery")),
         settling_text(s.get("settling")),
         steady_text(s.get("steady"), s.get("settling")),
@@ -101,6 +101,15 @@ def summary_text(s: dict) -> str:
     for w in s["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(line for line in lines if line)
+
+
+def stall_count_text(totals: dict, seconds_fmt: str) -> str:
+    """'2 (10 s: sync flush 10 s)': a stall list's count and seconds, then its seconds per cause."""
+    text = f"{totals['count']} ({seconds_fmt.format(totals['seconds'])} s"
+    by_cause = totals.get("seconds_by_cause") or {}
+    if by_cause:
+        text += ": " + ", ".join(f"{cause} {seconds_fmt.format(sec)} s" for cause, sec in by_cause.items())
+    return text + ")"
 
 
 def stall_table(st, limit: int = 40) -> str:

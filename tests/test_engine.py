@@ -405,6 +405,25 @@ def test_a_stall_says_what_the_io_side_did_during_it():
     assert stalls(df100, 50.0).iloc[0]["pages_flushed_per_s"] == 3500.0
 
 
+def test_the_summary_gives_stall_seconds_per_cause():
+    """The headline counts each stall list's seconds per cause, the most first (ties by name)."""
+    import pandas as pd
+    from sim.metrics import stall_totals
+    from sim.run_output import stall_count_text
+    st_ = pd.DataFrame({"cause": ["sync flush", "log write wait", "sync flush", "file lock"],
+                        "length_s": [2.0, 3.0, 2.0, 3.0]})
+    totals = stall_totals(st_)
+    assert totals["count"] == 4 and totals["seconds"] == 10.0
+    assert list(totals["seconds_by_cause"].items()) == [("sync flush", 4.0), ("file lock", 3.0),
+                                                         ("log write wait", 3.0)]
+    assert stall_count_text(totals, "{:g}") == "4 (10 s: sync flush 4 s, file lock 3 s, log write wait 3 s)"
+    none = stall_totals(st_.iloc[:0])
+    assert none == {"count": 0, "seconds": 0.0, "seconds_by_cause": {}}
+    assert stall_count_text(none, "{:.1f}") == "0 (0.0 s)"
+    # a summary written before the causes were counted still prints
+    assert stall_count_text({"count": 1, "seconds": 2.0}, "{:g}") == "1 (2 s)"
+
+
 def test_page_reads_are_waited_in_their_own_state():
     """A transaction that misses pages waits for their reads as "page read wait" (buf_read_page), not
     as running: a cold pool spends most thread time there, a warm pool holding every page none;
