@@ -179,10 +179,11 @@ def stalls(df: pd.DataFrame, threshold_pct: float, version: str = "mysql-5.6") -
             cause = "file lock"
         else:
             cause = "none identified"
-        rows.append((float(seg["time_s"].iloc[0] - dt), float(seg["time_s"].iloc[-1]), (j - k + 1) * dt,
+        length_s = (j - k + 1) * dt
+        rows.append((float(seg["time_s"].iloc[0] - dt), float(seg["time_s"].iloc[-1]), length_s,
                      float(seg["tps"].min()), med, cause, *waits, fsw,
                      int(seg["buffer_flush_sync_waits"].sum()),
-                     float(seg["pages_flushed"].sum()) / ((j - k + 1) * dt), med_flushed,
+                     float(seg["pages_flushed"].sum()) / length_s, med_flushed,
                      float(seg["device_busy_pct"].mean()), float(seg["checkpoint_age_max_pct"].max())))
         k = j + 1
     return pd.DataFrame(rows, columns=cols)
