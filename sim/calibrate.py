@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import simpy
@@ -72,6 +73,7 @@ SCREEN_IOS = 800           # I/Os a job of a candidate's first, short replay; th
 FINALISTS = 2
 FRONT_K_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)   # unit counts tried behind a front end
 FRONT_K_SLACK = 1.5        # behind a front end, unit counts within this factor of the best throughput fit are replayed
+Z99 = float(norm.ppf(0.99))    # the standard normal's 99th percentile
 
 
 def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, striped: bool,
@@ -87,31 +89,70 @@ def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, str
     (renewal theory): R = S (1 + Q + U (cv^2 - 1) / 2). That approximation can overshoot a
     queue's capacity past the knee, so the throughput is capped there.
     """
-    x = np.empty(n_max)
-    q = qf = u = uf = 0.0
     if striped:
         s1, d = service_s, delay_s
     else:
         s1, d = service_s / units, delay_s + service_s * (units - 1) / units
     corr = (cv * cv - 1.0) / 2.0
     x_cap = min(1.0 / front_s if front_s > 0.0 else math.inf, units / service_s if service_s > 0.0 else math.inf)
-    for n in range(1, n_max + 1):
-        rf = front_s * (1.0 + qf + uf * corr)
-        r = s1 * (1.0 + q + u * corr)        # response at one unit (striped) or the pooled queue
-        xn = min(n / (d + rf + r), x_cap)
-        qf = xn * rf
-        q = xn * r / units if striped else xn * r   # striped: visit 1/units to each of `units` queues
-        uf = xn * front_s
-        u = xn * s1 / units if striped else xn * s1
-        x[n - 1] = xn
-    return x
+    # A fio fit calls this some 10^5 times: one loop per case, with nothing else in it. Each loop
+    # does the float operations of the recurrence above in the same order, so the results are the
+    # same to the last bit whichever loop runs.
+    out: list[float] = []
+    put = out.append
+    q = qf = u = uf = 0.0
+    if front_s == 0.0 and math.isfinite(corr):
+        # no front end: its response, queue and use stay 0.0, and d + 0.0 + r is d + r
+        if striped:
+            for n in range(1, n_max + 1):
+                r = s1 * (1.0 + q + u * corr)
+                xn = n / (d + r)
+                if xn > x_cap:
+                    xn = x_cap
+                q = xn * r / units          # striped: visit 1/units to each of `units` queues
+                u = xn * s1 / units
+                put(xn)
+        else:
+            for n in range(1, n_max + 1):
+                r = s1 * (1.0 + q + u * corr)
+                xn = n / (d + r)
+                if xn > x_cap:
+                    xn = x_cap
+                q = xn * r
+                u = xn * s1
+                put(xn)
+    elif striped:
+        for n in range(1, n_max + 1):
+            rf = front_s * (1.0 + qf + uf * corr)
+            r = s1 * (1.0 + q + u * corr)   # response at one unit
+            xn = n / (d + rf + r)
+            if xn > x_cap:
+                xn = x_cap
+            qf = xn * rf
+            q = xn * r / units
+            uf = xn * front_s
+            u = xn * s1 / units
+            put(xn)
+    else:
+        for n in range(1, n_max + 1):
+            rf = front_s * (1.0 + qf + uf * corr)
+            r = s1 * (1.0 + q + u * corr)   # response at the pooled queue
+            xn = n / (d + rf + r)
+            if xn > x_cap:
+                xn = x_cap
+            qf = xn * rf
+            q = xn * r
+            uf = xn * front_s
+            u = xn * s1
+            put(xn)
+    return np.array(out, dtype=float)
 
 
 @dataclass(frozen=True)
 class ClassData:
     op: str
     block_bytes: int
-    points: list[tuple[int, float]]       # (outstanding, measured IOPS), median per outstanding
+    points: tuple[tuple[int, float], ...]  # (outstanding, measured IOPS), median per outstanding
     qd1_latency_s: float                  # device latency (clat) of the shallowest job
     qd1_p99_s: float
 
@@ -205,7 +246,7 @@ def _classes(jobs: list[FioJob], device_depth: int | None = None) -> dict[tuple[
             per_n.setdefault(n, []).append(j.iops)
         shallow = min(js, key=lambda j: (j.outstanding, -j.iops))
         d = _direction(shallow)
-        out[(op, bs)] = ClassData(op, bs, sorted((n, statistics.median(v)) for n, v in per_n.items()),
+        out[(op, bs)] = ClassData(op, bs, tuple(sorted((n, statistics.median(v)) for n, v in per_n.items())),
                                   d.clat.mean_s, d.clat.percentile_s(99.0))
     return out
 
@@ -224,14 +265,16 @@ def _fit_capacity(cd: ClassData, units: int, striped: bool, delay_extra_s: float
     """Capacity minimising the log error for this class at (units, assignment), its queues serving
     with this cv; returns (C, err)."""
     ns, xs, keep = _capacity_points(cd)
-    n_max = int(ns.max())
+    at = ns[keep] - 1
+    n_max = int(at.max()) + 1                 # the recurrence's later points are not compared
+    log_measured = np.log(xs[keep])
 
     def err(log_c: float) -> float:
         c = math.exp(log_c)
         service = units / c
         pipeline = max(0.0, cd.qd1_latency_s - service)
         x = mva_throughput(n_max, units, service, pipeline + delay_extra_s, striped, cv=cv)
-        return float(np.sum((np.log(x[ns[keep] - 1]) - np.log(xs[keep])) ** 2))
+        return float(((np.log(x[at]) - log_measured) ** 2).sum())
 
     x_peak = float(xs.max())
     lo = math.log(max(x_peak * 0.8, units / cd.qd1_latency_s * 1.0001 if units / cd.qd1_latency_s > x_peak * 0.8 else x_peak * 0.8))
@@ -256,6 +299,8 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
     # 8 x the peak's population the curve is taken as flat, which keeps the search quick.
     n_eval = min(int(ns.max()), max(64, int(8 * x_peak * (r0 + delay_extra_s)) + 1))
     at = np.minimum(ns[keep], n_eval) - 1
+    n_eval = int(at.max()) + 1                # the recurrence's later points are not compared
+    log_measured = np.log(xs[keep])
 
     def parts(p) -> tuple[float, float] | None:
         c = math.exp(p[0])
@@ -270,7 +315,7 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
             return 1e3
         c, unit_s = got
         x = mva_throughput(n_eval, units, unit_s, r0 - 1.0 / c - unit_s + delay_extra_s, striped, 1.0 / c, cv)
-        return float(np.sum((np.log(x[at]) - np.log(xs[keep])) ** 2))
+        return float(((np.log(x[at]) - log_measured) ** 2).sum())
 
     best = None
     for c0 in (max(x_peak, 1.05 / r0), max(1.2 * x_peak, 1.05 / r0)):
@@ -290,33 +335,44 @@ def _fit_operation(deep: dict, op: str, units: int, assignment: str, front: bool
                    unit_share: float | None = None) -> tuple[float, str, dict, dict]:
     """One operation's classes measured at depth fitted at (units, assignment), units alone or
     behind a front end: (summed error, assignment, {class: C}, {class: a unit's time}; empty alone).
-    Units alone cannot take more service time than a class's QD1 latency (err inf).
-    Each class is fitted first with exponential service (cv 1), then again with the cv its fitted
-    service time gives the profile (_service_cv), until that cv moves by less than CV_SETTLED."""
+    Units alone cannot take more service time than a class's QD1 latency (err inf)."""
     e_sum, caps, units_s = 0.0, {}, {}
     striped = assignment == "striped"
     for key, cd in deep.items():
         if cd.op != op:
             continue
-        cv = 1.0
-        for _ in range(CV_ROUNDS):
-            if front:
-                c, units_s[key], e = _fit_front(cd, units, striped, delay_extra_s, unit_share, cv)
-                service = 1.0 / c + units_s[key]
-            else:
-                c, e = _fit_capacity(cd, units, striped, delay_extra_s, cv)
-                service = units / c
-                if service > cd.qd1_latency_s:
-                    e = math.inf
-                    break
-            new_cv = _service_cv(cd, service)
-            settled = abs(new_cv - cv) < CV_SETTLED
-            cv = new_cv
-            if settled:
-                break
-        caps[key] = c
+        caps[key], unit_s, e = _fit_class(cd, units, striped, front, delay_extra_s, unit_share)
+        if front:
+            units_s[key] = unit_s
         e_sum += e
     return e_sum, assignment, caps, units_s
+
+
+@lru_cache(maxsize=8192)
+def _fit_class(cd: ClassData, units: int, striped: bool, front: bool, delay_extra_s: float,
+               unit_share: float | None) -> tuple[float, float, float]:
+    """One class at (units, assignment), alone or behind a front end: (C, a unit's time (0.0 alone),
+    err). Fitted first with exponential service (cv 1), then again with the cv its fitted service
+    time gives the profile (_service_cv), until that cv moves by less than CV_SETTLED. A pure
+    function of its arguments, so cached: a fit tries each class at every candidate structure, and
+    the same jobs are often fitted again (a held-out fit then the full one, the app's reruns)."""
+    cv = 1.0
+    unit_s = 0.0
+    for _ in range(CV_ROUNDS):
+        if front:
+            c, unit_s, e = _fit_front(cd, units, striped, delay_extra_s, unit_share, cv)
+            service = 1.0 / c + unit_s
+        else:
+            c, e = _fit_capacity(cd, units, striped, delay_extra_s, cv)
+            service = units / c
+            if service > cd.qd1_latency_s:
+                return c, unit_s, math.inf
+        new_cv = _service_cv(cd, service)
+        settled = abs(new_cv - cv) < CV_SETTLED
+        cv = new_cv
+        if settled:
+            break
+    return c, unit_s, e
 
 
 def _service_cv(cd: ClassData, service_s: float) -> float:
@@ -328,14 +384,16 @@ def _service_cv(cd: ClassData, service_s: float) -> float:
     return _lognormal_cv_for((cd.qd1_p99_s - pipeline) / service_s)
 
 
+@lru_cache(maxsize=4096)
 def _lognormal_cv_for(p99_over_service: float) -> float:
-    """cv of a mean-1 lognormal whose 99th percentile is the given multiple of its mean."""
+    """cv of a mean-1 lognormal whose 99th percentile is the given multiple of its mean. The fit
+    asks it again for the same classes, hence the cache."""
     if p99_over_service <= 1.0:
         return 0.0
 
     def q99(cv: float) -> float:
         s2 = math.log1p(cv * cv)
-        return math.exp(-0.5 * s2 + norm.ppf(0.99) * math.sqrt(s2))
+        return math.exp(-0.5 * s2 + Z99 * math.sqrt(s2))
 
     res = minimize_scalar(lambda cv: (math.log(q99(cv)) - math.log(p99_over_service)) ** 2,
                           bounds=(0.0, 5.0), method="bounded")
