@@ -97,9 +97,12 @@ def test_cited_sections_exist():
 
 
 def test_readme_has_the_two_commands_ci_runs():
-    """.ci/run runs the README's test command; the README keeps both set-up commands."""
+    """.ci/run runs the README's test command, then the slow cases that command leaves out; the
+    README keeps both set-up commands."""
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     test_cmd = 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[dev]" && .venv/bin/python -m pytest'
     assert test_cmd in readme and test_cmd in ci
+    assert "-m 'not slow'" in (ROOT / "pyproject.toml").read_text()
+    assert ci.index(test_cmd) < ci.index(".venv/bin/python -m pytest -m slow")
     assert 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[dev]" && .venv/bin/innosim run' in readme

@@ -16,23 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = str(ROOT / "scenarios" / "default.toml")
 
 
-def test_cpu_per_txn_is_recovered_from_a_simulated_trace():
-    from sim.config import read_scenario_doc
-
-    text, truth = samples_csv(DEFAULT, ["run.duration=20s", "workload.cpu_per_txn=2.5ms"])
-    trace = read_trace_bytes(text.encode(), "synthetic.csv")
-    res = fit_trace(read_scenario_doc(Path(DEFAULT)), DEFAULT, trace, parse_fit(["workload.cpu_per_txn"]),
-                    warmup_s=4.0, duration_s=20.0, max_evals=12, workers=1)
-    assert res.values[0] == pytest.approx(2.5e-3, rel=0.03)
-    # The redo per transaction came from the counters, corrected for the log's own overhead.
-    from models.oltp import profile
-    assert res.fixed["workload.redo_bytes_per_txn"] == pytest.approx(profile("dbt2").redo_bytes_per_txn, rel=0.01)
-    err = res.series_error.set_index("column")
-    assert abs(err.loc["tps", "mean_error_pct"]) < 2.0
-    assert any("not fitted" in n for n in res.notes)
-
-
-def test_multistart_fits_from_both_starts_and_keeps_the_better():
+def test_cpu_per_txn_is_recovered_from_both_starts_and_the_better_kept():
+    # One trace, fitted from two starts (the scenario's value, then the trace's bound); each start
+    # is the single-start fit, which the two-parameter CLI test below runs alone.
     from sim.config import read_scenario_doc
 
     text, _ = samples_csv(DEFAULT, ["run.duration=20s", "workload.cpu_per_txn=2.5ms"])
@@ -46,6 +32,12 @@ def test_multistart_fits_from_both_starts_and_keeps_the_better():
         "start 1 of 2: the scenario's values",
         next(t for t in steps if t.startswith("start 2 of 2: cpu_per_txn = min(cores, users)"))]
     assert any(n.startswith("two starts: from the scenario's values RMS") for n in res.notes)
+    # The redo per transaction came from the counters, corrected for the log's own overhead.
+    from models.oltp import profile
+    assert res.fixed["workload.redo_bytes_per_txn"] == pytest.approx(profile("dbt2").redo_bytes_per_txn, rel=0.01)
+    err = res.series_error.set_index("column")
+    assert abs(err.loc["tps", "mean_error_pct"]) < 2.0
+    assert any("not fitted" in n for n in res.notes)
 
 
 @pytest.mark.slow
@@ -57,9 +49,11 @@ def test_two_parameters_from_a_trace_with_other_noise(tmp_path):
     path.write_text(text)
     out = tmp_path / "fitted.toml"
     png = tmp_path / "overlay.png"
+    # Four optimiser steps (12 simulations of 40 s, against 19 with the default 40): both values
+    # are inside the tolerances below by then, and the suite has a time budget.
     assert main(["calibrate", "trace", str(path), "--scenario", DEFAULT, "--fit", "workload.cpu_per_txn",
                  "--fit", "workload.pages_modified_per_txn", "--warmup", "5s", "-o", str(out),
-                 "--plot", str(png)]) == 0
+                 "--plot", str(png), "--max-evals", "4"]) == 0
     import tomllib
 
     from sim.units import parse_duration_s
