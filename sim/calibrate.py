@@ -95,7 +95,7 @@ def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, str
         s1, d = service_s / units, delay_s + service_s * (units - 1) / units
     corr = (cv * cv - 1.0) / 2.0
     x_cap = min(1.0 / front_s if front_s > 0.0 else math.inf, units / service_s if service_s > 0.0 else math.inf)
-    # A fio fit calls this some 10^5 times: one loop per case, with nothing else in it. Each loop
+    # A fio fit calls this tens of thousands of times: one loop per case, nothing else in it. Each loop
     # does the float operations of the recurrence above in the same order, so the results are the
     # same to the last bit whichever loop runs.
     out: list[float] = []
