@@ -95,55 +95,36 @@ def mva_throughput(n_max: int, units: int, service_s: float, delay_s: float, str
         s1, d = service_s / units, delay_s + service_s * (units - 1) / units
     corr = (cv * cv - 1.0) / 2.0
     x_cap = min(1.0 / front_s if front_s > 0.0 else math.inf, units / service_s if service_s > 0.0 else math.inf)
-    # A fio fit calls this tens of thousands of times: one loop per case, nothing else in it. Each loop
-    # does the float operations of the recurrence above in the same order, so the results are the
-    # same to the last bit whichever loop runs.
+    # striped: each of `units` queues is visited 1/units of the time; pooled: the one queue always
+    # (a division by 1 is exact, so one loop serves both)
+    visits = units if striped else 1
+    # A fio fit calls this tens of thousands of times: a loop for each case, with nothing else in
+    # it. Both do the float operations of the recurrence above in the same order, so the results
+    # are the same to the last bit whichever runs.
     out: list[float] = []
     put = out.append
     q = qf = u = uf = 0.0
     if front_s == 0.0 and math.isfinite(corr):
         # no front end: its response, queue and use stay 0.0, and d + 0.0 + r is d + r
-        if striped:
-            for n in range(1, n_max + 1):
-                r = s1 * (1.0 + q + u * corr)
-                xn = n / (d + r)
-                if xn > x_cap:
-                    xn = x_cap
-                q = xn * r / units          # striped: visit 1/units to each of `units` queues
-                u = xn * s1 / units
-                put(xn)
-        else:
-            for n in range(1, n_max + 1):
-                r = s1 * (1.0 + q + u * corr)
-                xn = n / (d + r)
-                if xn > x_cap:
-                    xn = x_cap
-                q = xn * r
-                u = xn * s1
-                put(xn)
-    elif striped:
         for n in range(1, n_max + 1):
-            rf = front_s * (1.0 + qf + uf * corr)
-            r = s1 * (1.0 + q + u * corr)   # response at one unit
-            xn = n / (d + rf + r)
+            r = s1 * (1.0 + q + u * corr)   # response at one unit (striped) or the pooled queue
+            xn = n / (d + r)
             if xn > x_cap:
                 xn = x_cap
-            qf = xn * rf
-            q = xn * r / units
-            uf = xn * front_s
-            u = xn * s1 / units
+            q = xn * r / visits
+            u = xn * s1 / visits
             put(xn)
     else:
         for n in range(1, n_max + 1):
             rf = front_s * (1.0 + qf + uf * corr)
-            r = s1 * (1.0 + q + u * corr)   # response at the pooled queue
+            r = s1 * (1.0 + q + u * corr)
             xn = n / (d + rf + r)
             if xn > x_cap:
                 xn = x_cap
             qf = xn * rf
-            q = xn * r
+            q = xn * r / visits
             uf = xn * front_s
-            u = xn * s1
+            u = xn * s1 / visits
             put(xn)
     return np.array(out, dtype=float)
 
@@ -299,7 +280,7 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
     # 8 x the peak's population the curve is taken as flat, which keeps the search quick.
     n_eval = min(int(ns.max()), max(64, int(8 * x_peak * (r0 + delay_extra_s)) + 1))
     at = np.minimum(ns[keep], n_eval) - 1
-    n_eval = int(at.max()) + 1                # the recurrence's later points are not compared
+    n_used = int(at.max()) + 1                # the recurrence's later points are not compared
     log_measured = np.log(xs[keep])
 
     def parts(p) -> tuple[float, float] | None:
@@ -314,7 +295,7 @@ def _fit_front(cd: ClassData, units: int, striped: bool, delay_extra_s: float,
         if got is None:
             return 1e3
         c, unit_s = got
-        x = mva_throughput(n_eval, units, unit_s, r0 - 1.0 / c - unit_s + delay_extra_s, striped, 1.0 / c, cv)
+        x = mva_throughput(n_used, units, unit_s, r0 - 1.0 / c - unit_s + delay_extra_s, striped, 1.0 / c, cv)
         return float(((np.log(x[at]) - log_measured) ** 2).sum())
 
     best = None
