@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -41,10 +42,30 @@ def reference_loop_s() -> float:
     return time.perf_counter() - t0
 
 
+def interpreter(maps: str | None = None) -> str:
+    """Which Python runs the benchmark: the executable, and whether it calls into a shared libpython.
+
+    Builds differ in speed on one machine: on 2026-11-30's EPYC VM the pyenv build the README's
+    `python3` found (3.11.7, libpython shared, no profile-guided optimisation) ran the reference loop
+    in 0.94 s and Debian's /usr/bin/python3.11 (3.11.2, libpython linked in) in 0.74 s (docs/SPEED.md).
+    """
+    if maps is None:
+        try:
+            maps = Path("/proc/self/maps").read_text()
+        except OSError:
+            maps = None
+    exe = os.path.realpath(sys.executable)
+    if maps is None:
+        return exe
+    shared = any("libpython" in line for line in maps.splitlines())
+    return f"{exe}, libpython {'shared' if shared else 'linked in'}"
+
+
 def header(what: str = "") -> str:
-    """One comment line: CPU, cores, Python, the reference loop now, and what the benchmark does."""
-    line = (f"# {cpu_model()} ({platform.machine()}), {os.cpu_count()} cores, Python {platform.python_version()}; "
-            f"reference loop {reference_loop_s():.2f} s")
+    """One comment line: CPU, cores, Python and its build, the reference loop now, and what the
+    benchmark does."""
+    line = (f"# {cpu_model()} ({platform.machine()}), {os.cpu_count()} cores, Python {platform.python_version()} "
+            f"({interpreter()}); reference loop {reference_loop_s():.2f} s")
     return line + (f"; {what}" if what else "")
 
 

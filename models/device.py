@@ -598,7 +598,7 @@ class Device:
         ewma = self._read_ewma
         ewma = is_read if ewma is None else ewma + self._ewma_alpha * (is_read - ewma)
         self._read_ewma = ewma
-        if m50 != 1.0:
+        if m50 != 1.0 and 0.0 < ewma < 1.0:         # outside (0, 1) the multiplier is 1.0 exactly
             service *= mix_multiplier(ewma, m50)
         n_outstanding = self._pending(self._inflight, now) + 1   # also drops completed entries
         if curve:
@@ -740,7 +740,7 @@ class Device:
                                                              or self._class(WRITE, largest))
         service *= size / largest
         ewma = self._note_mix(0.0)
-        if m50 != 1.0:
+        if m50 != 1.0 and 0.0 < ewma < 1.0:
             service *= mix_multiplier(ewma, m50)
         z = 1.0 if noise is None else noise()
         service *= z
@@ -769,7 +769,7 @@ class Device:
             self._read_ewma = is_read
         else:
             self._read_ewma += (1.0 - (1.0 - self._ewma_alpha) ** n) * (is_read - self._read_ewma)
-        if m50 != 1.0:
+        if m50 != 1.0 and 0.0 < self._read_ewma < 1.0:
             service *= mix_multiplier(self._read_ewma, m50)
         units = self._units
         k = len(units)

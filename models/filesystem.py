@@ -270,11 +270,6 @@ class Filesystem:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _acquire(self, lock: RWLock, mode: str, tally: Tally):
-        ev = lock.acquire(mode)
-        if ev is not None:
-            yield from self._waited(ev, tally)
-
     def _waited(self, ev, tally: Tally):
         """Wait for a lock's grant event, counting the time as lock wait."""
         t0 = self.env.now
@@ -287,7 +282,8 @@ class Filesystem:
         env = self.env
         if self.host is not None and tally is not None and tally.pid is not None:
             return self.host.io(tally.pid, op, size, self.host_s)
-        return env.timeout(self.device.schedule_sized(env.now, op, size) + self.host_s - env.now)
+        now = env.now
+        return env.timeout(self.device.schedule_sized(now, op, size) + self.host_s - now)
 
     def _ilock_hold_s(self, inode: Inode, exclusive: bool, in_flight: int | None = None) -> float:
         """How long the XFS ILOCK step holds the lock once granted.
@@ -307,7 +303,9 @@ class Filesystem:
     def _ilock_step(self, inode: Inode, tally: Tally, exclusive: bool):
         """XFS ILOCK critical section: exclusive with spin hand-off cost, or a short shared one."""
         mode = EXCL if exclusive else SHARED
-        yield from self._acquire(inode.ilock, mode, tally)
+        ev = inode.ilock.acquire(mode)
+        if ev is not None:
+            yield from self._waited(ev, tally)
         yield self.env.timeout(self._ilock_hold_s(inode, exclusive))
         inode.ilock.release(mode)
 
@@ -325,17 +323,23 @@ class Filesystem:
         if kind == "raw" or self.spec.ext4_dioread_nolock:
             yield self._device_io(READ, size, tally)
         elif kind == "ext4" and era == "2012":
-            yield from self._acquire(inode.lock, EXCL, tally)
+            ev = inode.lock.acquire(EXCL)
+            if ev is not None:
+                yield from self._waited(ev, tally)
             pages = max(1, size // PAGE_4K)
             yield self.env.timeout(c.dio_read_submit_base_s + c.dio_read_submit_per_page_s * pages)
             inode.lock.release(EXCL)
             yield self._device_io(READ, size, tally)
         elif kind == "ext4":
-            yield from self._acquire(inode.lock, SHARED, tally)
+            ev = inode.lock.acquire(SHARED)
+            if ev is not None:
+                yield from self._waited(ev, tally)
             yield self._device_io(READ, size, tally)
             inode.lock.release(SHARED)
         else:  # xfs, either era: IOLOCK shared, ILOCK shared for the mapping
-            yield from self._acquire(inode.lock, SHARED, tally)
+            ev = inode.lock.acquire(SHARED)
+            if ev is not None:
+                yield from self._waited(ev, tally)
             yield from self._ilock_step(inode, tally, exclusive=False)
             yield self._device_io(READ, size, tally)
             inode.lock.release(SHARED)
@@ -350,9 +354,10 @@ class Filesystem:
         -EIOCBQUEUED; xfs_file_dio_aio_write): ext4 2012 holds i_mutex over the submission work
         (`dio_write_submit_*`), and the XFS ILOCK step's hand-off cost counts the writes being
         submitted to the inode at that moment instead of the synchronous writers in flight.
-        Every data-page write takes this path, so `_acquire` and `_ilock_step` are written out here
-        (the same events in the same order): an uncontended lock then costs no generator of its own
-        (3-12% of the 8-instance DBT2 replay's wall time in alternating runs)."""
+        Every data-page write takes this path, so `_ilock_step` is written out here (the same
+        events in the same order). As on every path, a lock is taken as `lock.acquire` then, only
+        if it is not granted at once, `_waited`: an uncontended lock costs no generator (3-12% of
+        the 8-instance DBT2 replay's wall time in alternating runs)."""
         kind, era = self.spec.kind, self.spec.kernel
         if kind == "raw":
             done = self._device_io(WRITE, size, tally)
@@ -409,7 +414,9 @@ class Filesystem:
         c = self.spec.costs
         xfs = self.spec.kind == "xfs"
         if xfs:
-            yield from self._acquire(inode.lock, SHARED, tally)
+            ev = inode.lock.acquire(SHARED)
+            if ev is not None:
+                yield from self._waited(ev, tally)
         if cache_hit:
             yield self._cpu(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
         else:
@@ -422,7 +429,9 @@ class Filesystem:
         env, c, spec = self.env, self.spec.costs, self.spec
         xfs2012 = spec.kind == "xfs" and spec.kernel == "2012"
         # write(): exclusive inode lock (ext4 i_mutex / XFS IOLOCK) over the copy.
-        yield from self._acquire(inode.lock, EXCL, tally)
+        ev = inode.lock.acquire(EXCL)
+        if ev is not None:
+            yield from self._waited(ev, tally)
         yield env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
         self._touch_timestamps(inode)
         inode.lock.release(EXCL)
@@ -449,7 +458,9 @@ class Filesystem:
         if spec.kind == "ext4":
             held = spec.kernel == "2012"   # VFS held i_mutex around ->fsync before 3.1
             if held:
-                yield from self._acquire(inode.lock, EXCL, tally)
+                ev = inode.lock.acquire(EXCL)
+                if ev is not None:
+                    yield from self._waited(ev, tally)
             yield env.timeout(c.fsync_cpu_s)
             tid = 0 if datasync else inode.sync_tid        # read once the lock is held
             if self.journal.needs_commit(tid):
@@ -461,7 +472,9 @@ class Filesystem:
             return
         committing = not datasync and self.journal.needs_commit(inode.sync_tid)
         mode = EXCL if (committing and spec.kernel == "2012") else SHARED
-        yield from self._acquire(inode.ilock, mode, tally)
+        ev = inode.ilock.acquire(mode)
+        if ev is not None:
+            yield from self._waited(ev, tally)
         yield env.timeout(c.fsync_cpu_s)
         tid = 0 if datasync else inode.sync_tid            # read once the lock is held
         committed = self.journal.needs_commit(tid)
@@ -479,7 +492,9 @@ class Filesystem:
         The data reaches the device at the file's next fsync (`fsync`), as writeback would.
         """
         c = self.spec.costs
-        yield from self._acquire(inode.lock, EXCL, tally)
+        ev = inode.lock.acquire(EXCL)
+        if ev is not None:
+            yield from self._waited(ev, tally)
         yield self.env.timeout(c.copy_base_s + c.copy_per_page_s * max(1, size // PAGE_4K))
         self._touch_timestamps(inode)
         inode.lock.release(EXCL)

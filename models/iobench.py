@@ -34,6 +34,10 @@ class DataFiles:
     def file_of_offset(self, offset_bytes: int) -> int:
         return min(offset_bytes // self.file_bytes, self.n_files - 1)
 
+    def files_of_offsets(self, offsets_bytes: np.ndarray) -> np.ndarray:
+        """`file_of_offset` of each offset (integer arithmetic, the same results)."""
+        return np.minimum(offsets_bytes // self.file_bytes, self.n_files - 1)
+
 
 @dataclass(frozen=True)
 class IobenchSpec:
@@ -46,7 +50,8 @@ class IobenchSpec:
 
 
 class IobenchRecorder:
-    """Completed I/Os inside the measurement window: latency and lock-wait samples."""
+    """Completed I/Os inside the measurement window: latency and lock-wait samples (filled in by
+    `iobench_process`)."""
 
     def __init__(self, start_s: float, end_s: float) -> None:
         self.start_s = start_s
@@ -58,13 +63,6 @@ class IobenchRecorder:
         self.submitted = 0
         self.completed = 0
 
-    def record(self, op: str, issued_s: float, done_s: float, lock_wait_s: float) -> None:
-        self.completed += 1
-        if self.start_s <= done_s < self.end_s:
-            self.latencies_s.append(done_s - issued_s)
-            self.lock_waits_s.append(lock_wait_s)
-            self.done_times_s.append(done_s)
-            self.ops[op] += 1
 
 
 def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
@@ -76,21 +74,27 @@ def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
     hit_p = min(1.0, spec.page_cache_bytes / spec.data_bytes) if spec.io_mode == "fsync" else 0.0
     batch = 1024
     i = batch
-    u_op = u_off = u_hit = None
+    u_op = u_file = u_hit = None
     size = spec.block_bytes
     direct = spec.io_mode == "direct"
     inodes = fs.files
+    one_file = files.n_files == 1
+    # One tally for the process: its I/Os run one at a time, and nothing keeps a tally past its I/O.
+    tally = Tally(pid)
+    w_start, w_end, ops = rec.start_s, rec.end_s, rec.ops
+    latencies, lock_waits, done_times = rec.latencies_s, rec.lock_waits_s, rec.done_times_s
     while True:
         if i >= batch:
             u_op = rng.random(batch).tolist()
-            u_off = rng.integers(0, blocks, batch).tolist()
+            offsets = rng.integers(0, blocks, batch)
+            u_file = None if one_file else files.files_of_offsets(offsets * size).tolist()
             u_hit = rng.random(batch).tolist() if hit_p > 0.0 else None
             i = 0
         op = READ if u_op[i] < read_fraction else WRITE
-        inode = inodes[files.file_of_offset(u_off[i] * size)]
+        inode = inodes[0 if one_file else u_file[i]]
         hit = u_hit is not None and u_hit[i] < hit_p
         i += 1
-        tally = Tally(pid)
+        tally.lock_wait_s = 0.0
         t0 = env.now
         rec.submitted += 1
         if op == READ:
@@ -102,4 +106,11 @@ def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
             yield from fs.direct_write(inode, size, tally)
         else:
             yield from fs.write_fsync(inode, size, tally)
-        rec.record(op, t0, env.now, tally.lock_wait_s)
+        # rec.record, written out
+        done = env.now
+        rec.completed += 1
+        if w_start <= done < w_end:
+            latencies.append(done - t0)
+            lock_waits.append(tally.lock_wait_s)
+            done_times.append(done)
+            ops[op] += 1

@@ -41,9 +41,16 @@ class RWLock:
 
     def acquire(self, mode: str):
         """None if granted now, else an event that fires when granted (FIFO)."""
-        if not self._queue and self._free_for(mode):
-            self._take(mode)
-            return None
+        if not self._queue:                             # _free_for and _take, written out
+            if mode == EXCL:
+                if not self._excl and self._shared == 0:
+                    self._excl = True
+                    self.acquisitions += 1
+                    return None
+            elif not self._excl:
+                self._shared += 1
+                self.acquisitions += 1
+                return None
         ev = self.env.event()
         self._queue.append((mode, ev))
         self.contended += 1

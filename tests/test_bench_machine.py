@@ -26,3 +26,12 @@ def test_header_names_cores_python_and_the_reference_loop(monkeypatch):
     assert line.startswith("# ") and "cores, Python " in line
     assert "reference loop 0.50 s; median of 3 runs" in line
     assert machine.footer() == "# reference loop after the runs: 0.50 s"
+
+
+def test_interpreter_says_whether_libpython_is_shared():
+    shared = ("7f00-7f01 r-xp 00000000 08:01 1 /opt/py/lib/libpython3.11.so.1.0\n"
+              "7f02-7f03 r-xp 00000000 08:01 2 /usr/lib/x86_64-linux-gnu/libc.so.6\n")
+    linked = "7f02-7f03 r-xp 00000000 08:01 2 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+    assert machine.interpreter(shared).endswith(", libpython shared")
+    assert machine.interpreter(linked).endswith(", libpython linked in")
+    assert machine.interpreter(linked).startswith("/")                 # the executable's real path

@@ -122,6 +122,15 @@ def test_data_files_spread_offsets_in_order():
     assert f.file_of_offset((4 << 30) - 1) == 3
 
 
+@given(n_files=st.integers(1, 8), total=st.integers(1 << 20, 1 << 40),
+       offsets=st.lists(st.integers(0, (1 << 40) - 1), min_size=1, max_size=50))
+def test_data_files_vectorised_lookup_matches_one_at_a_time(n_files, total, offsets):
+    # iobench_process looks files up a batch at a time (files_of_offsets).
+    f = DataFiles(n_files, total)
+    offsets = [o % total for o in offsets]
+    assert f.files_of_offsets(np.asarray(offsets, dtype=np.int64)).tolist() == [f.file_of_offset(o) for o in offsets]
+
+
 @pytest.mark.parametrize("cores", [1, 8, 24])
 def test_page_cache_reads_are_bounded_by_the_cores(cores):
     """A cached read is a copy on a core: N processes read at most cores / copy time per second,

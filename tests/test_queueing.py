@@ -47,6 +47,12 @@ def test_mix_multiplier_bounded_by_endpoints(p, m50):
     assert min(1.0, m50) - 1e-12 <= m <= max(1.0, m50) + 1e-12
 
 
+@given(st.floats(-1.0, 0.0) | st.floats(1.0, 2.0), st.floats(0.2, 3.0))
+def test_mix_multiplier_of_a_pure_stream_is_exactly_one(p, m50):
+    # models.device skips the call when the read share is outside (0, 1): the same bits either way.
+    assert q.mix_multiplier(p, m50) == 1.0
+
+
 def test_depth_factor_curve():
     curve = [[64, 1.0], [128, 0.8], [256, 0.8]]
     assert q.depth_factor(1, curve) == 1.0
