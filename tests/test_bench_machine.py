@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))   # as the scripts have it
 import machine  # noqa: E402
 
@@ -35,3 +37,11 @@ def test_interpreter_says_whether_libpython_is_shared():
     assert machine.interpreter(shared).endswith(", libpython shared")
     assert machine.interpreter(linked).endswith(", libpython linked in")
     assert machine.interpreter(linked).startswith("/")                 # the executable's real path
+
+
+def test_instructions_reads_callgrinds_total():
+    import instructions
+    err = "==1== Callgrind, a call-graph generating cache profiler\n==1== Events    : Ir\n==1== Collected : 9,707,939,780\n"
+    assert instructions.parse_collected(err) == 9_707_939_780
+    with pytest.raises(ValueError):
+        instructions.parse_collected("==1== no such line\n")
