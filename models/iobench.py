@@ -64,7 +64,6 @@ class IobenchRecorder:
         self.completed = 0
 
 
-
 def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
                     rng: np.random.Generator, rec: IobenchRecorder, pid: int | None = None):
     """One IObench process: a closed loop of random I/Os until the simulation ends (`pid` names it
@@ -106,7 +105,7 @@ def iobench_process(env, fs: Filesystem, spec: IobenchSpec, files: DataFiles,
             yield from fs.direct_write(inode, size, tally)
         else:
             yield from fs.write_fsync(inode, size, tally)
-        # rec.record, written out
+        # The completion into the recorder: counted, and sampled inside the window.
         done = env.now
         rec.completed += 1
         if w_start <= done < w_end:
