@@ -31,11 +31,9 @@ class DataFiles:
     def file_bytes(self) -> int:
         return self.total_bytes // self.n_files
 
-    def file_of_offset(self, offset_bytes: int) -> int:
-        return min(offset_bytes // self.file_bytes, self.n_files - 1)
-
     def files_of_offsets(self, offsets_bytes: np.ndarray) -> np.ndarray:
-        """`file_of_offset` of each offset (integer arithmetic, the same results)."""
+        """The file holding each offset: offset // file_bytes, the remainder of an uneven split in
+        the last file."""
         return np.minimum(offsets_bytes // self.file_bytes, self.n_files - 1)
 
 
