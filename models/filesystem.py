@@ -48,6 +48,11 @@ KERNELS = ("2012", "modern")
 IO_MODES = ("direct", "fsync")
 MOUNT_OPTIONS = ("defaults", "noatime", "nodiratime", "relatime", "nobarrier", "barrier",
                  "dioread_nolock", "discard")
+# The mount options of a scenario that names none, by kernel era. 2012: the seed's ("both
+# filesystems are mounted with the following options: noatime,nodiratime,nobarrier",
+# shared/seeds/000_3eea224cbcc51dec.txt). modern: the same less nobarrier, which XFS refuses
+# (1c02d502c208) and which ext4 does not default to (barrier=1): cache flushes on fsync.
+ERA_MOUNT_OPTIONS = {"2012": "noatime,nodiratime,nobarrier", "modern": "noatime,nodiratime"}
 PAGE_4K = 4096
 
 
@@ -101,6 +106,14 @@ class FsSpec:
     @property
     def ext4_dioread_nolock(self) -> bool:
         return self.kind == "ext4" and "dioread_nolock" in self.mount_options
+
+
+def mount_options_for(given: str | None, kind: str, kernel: str) -> str:
+    """The mount options one filesystem runs with: none on a raw device, else those given, else
+    its kernel era's (ERA_MOUNT_OPTIONS)."""
+    if kind == "raw":
+        return ""
+    return ERA_MOUNT_OPTIONS[kernel] if given is None else given
 
 
 def make_spec(kind: str, kernel: str, mount_options: str | list[str] | tuple[str, ...] = "",

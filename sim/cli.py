@@ -513,7 +513,8 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--procs", default="1,4,16,64,128,256", help="concurrent processes")
     io.add_argument("--files", default="1", help="data files the data set is spread over")
     io.add_argument("--workload", default="wrnd", help="rrnd, wrnd, rwrnd")
-    io.add_argument("--mount-options", default=None, help="default noatime,nodiratime,nobarrier")
+    io.add_argument("--mount-options", default=None, help="default by kernel era: 2012 noatime,nodiratime,nobarrier (the seed's); "
+                    "modern noatime,nodiratime")
     io.add_argument("--data-size", default="128G", help="data set size")
     io.add_argument("--page-cache", default="0", help="page cache for buffered reads")
     io.add_argument("--cpu-cores", default="8", help="cores for the copies out of the page cache")

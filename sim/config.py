@@ -18,7 +18,8 @@ from models.block_layer import NR_REQUESTS, NR_REQUESTS_RANGE, QUEUE_DEPTH_RANGE
 from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
 from models.errors import InputError
-from models.filesystem import FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec
+from models.filesystem import (ERA_MOUNT_OPTIONS, FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec,
+                               mount_options_for)
 from models.iobench import PATTERNS
 from models.page_cleaner_mariadb import CLEANER_WAKE_RACE
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
@@ -159,8 +160,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "filesystem": Key("filesystem", "choice", "xfs", choices=FILESYSTEMS, listable=True),
         "kernel": Key("kernel", "choice", "2012", choices=KERNELS, listable=True,
                       doc="kernel era of the filesystem locking rules"),
-        "mount_options": Key("mount_options", "str", "noatime,nodiratime,nobarrier",
-                             doc="comma-separated: " + ", ".join(MOUNT_OPTIONS)),
+        "mount_options": Key("mount_options", "str", None,
+                             doc="comma-separated: " + ", ".join(MOUNT_OPTIONS) + "; left out: by kernel era, "
+                                 + "; ".join(f"{k}: {v}" for k, v in ERA_MOUNT_OPTIONS.items())),
         "data_files": Key("data_files", "int", 1, 1, 1024, listable=True,
                           doc="files the data set is spread over"),
         "page_cache": Key("page_cache_bytes", "size", 0, 0, 1 << 44,
@@ -390,7 +392,7 @@ class HardwareConfig:
     device: str
     filesystem: tuple[str, ...]
     kernel: tuple[str, ...]
-    mount_options: str
+    mount_options: str | None          # None: each kernel era's own (a grid over hardware.kernel)
     data_files: tuple[int, ...]
     page_cache_bytes: int
     memory_bytes: int | None
@@ -566,6 +568,9 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
             else:
                 out[spec.attr] = (spec.default,) if spec.listable else spec.default
         values[section] = out
+    hw = values["hardware"]
+    if hw["mount_options"] is None and len(hw["kernel"]) == 1:
+        hw["mount_options"] = ERA_MOUNT_OPTIONS[hw["kernel"][0]]
     notes = cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
     _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
@@ -621,6 +626,10 @@ def _origins(doc: dict, values: dict, origin: dict, src: str) -> tuple[tuple[str
                 where = _server_default_origin(key, v, body)
             elif section == "workload" and wl["kind"] == "oltp" and SCHEMA[section][key].attr in _PROFILE_KEYS:
                 where = f"profile {wl['profile']}"
+            elif (section, key) == ("hardware", "mount_options"):
+                kernels = values["hardware"]["kernel"]
+                where = (f"default for kernel {kernels[0]}" if len(kernels) == 1 else
+                         "default for each kernel: " + "; ".join(f"{k} {ERA_MOUNT_OPTIONS[k]}" for k in kernels))
             elif (section, key) == ("workload", "data_size") and wl.get("warehouses"):
                 where = "warehouses x 100 MB"
             elif (section, key) == ("workload", "data_size") and wl.get("access") == "sysbench" \
@@ -963,7 +972,7 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
     for fs in hw["filesystem"]:
         for kernel in hw["kernel"]:
             try:
-                make_spec(fs, kernel, "" if fs == "raw" else hw["mount_options"],
+                make_spec(fs, kernel, mount_options_for(hw["mount_options"], fs, kernel),
                           source=where("hardware", "mount_options"))
             except InputError as err:
                 raise InputError(err.source, f"hardware.{err.field}",

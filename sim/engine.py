@@ -20,7 +20,7 @@ from models.checksum import page_checksum_s
 from models.device import Device, DeviceProfile, load_profile
 from models.doublewrite import Doublewrite56, Doublewrite80, DoublewriteMariaDB
 from models.fil import FilIO
-from models.filesystem import Filesystem, FsSpec, make_spec
+from models.filesystem import Filesystem, FsSpec, make_spec, mount_options_for
 from models.log_checkpointer import LogSys80
 from models.log_sys import LogState, LogSys56, LogSys57
 from models.log_sys_mariadb import LogSysMariaDB
@@ -170,7 +170,8 @@ def preflight(scn) -> Checked:
     return Checked(
         settings=settings, warnings=warnings + redo_warnings, device_profile=profile,
         log_device_profile=load_profile(hw.log_device) if hw.log_device else None,
-        fs_spec=make_spec(hw.filesystem[0], hw.kernel[0], hw.mount_options, source="hardware"),
+        fs_spec=make_spec(hw.filesystem[0], hw.kernel[0],
+                          mount_options_for(hw.mount_options, hw.filesystem[0], hw.kernel[0]), source="hardware"),
         limits=limits)
 
 

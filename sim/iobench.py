@@ -19,7 +19,7 @@ import simpy
 
 from models.block_layer import NR_REQUESTS, QUEUE_DEPTH_SATA, BlockLayerConfig
 from models.device import READ, WRITE, Device, DeviceProfile, load_profile
-from models.filesystem import Filesystem, make_spec
+from models.filesystem import Filesystem, make_spec, mount_options_for
 from models.host_io import HostQueue
 from models.iobench import DataFiles, IobenchRecorder, IobenchSpec, iobench_process
 from sim.config import Scenario
@@ -35,7 +35,7 @@ class IobenchCase:
     device: str = "fusionio-2012"
     filesystem: str = "xfs"
     kernel: str = "2012"
-    mount_options: str = "noatime,nodiratime,nobarrier"
+    mount_options: str | None = None             # None: the kernel era's (models.filesystem.ERA_MOUNT_OPTIONS)
     io_mode: str = "direct"
     pattern: str = "wrnd"
     block_bytes: int = 4096
@@ -94,8 +94,7 @@ def _profile(name: str) -> DeviceProfile:
 def run_case(case: IobenchCase) -> IobenchResult:
     """Simulate one IObench case."""
     profile = _profile(case.device)
-    spec = make_spec(case.filesystem, case.kernel,
-                     "" if case.filesystem == "raw" else case.mount_options)
+    spec = make_spec(case.filesystem, case.kernel, mount_options_for(case.mount_options, case.filesystem, case.kernel))
     env = simpy.Environment()
     streams = np.random.SeedSequence(case.seed).spawn(case.processes + 1)
     device = Device(env, profile, np.random.default_rng(streams[0]))
@@ -178,7 +177,8 @@ def cases_from_scenario(scn: Scenario) -> list[IobenchCase]:
         if fs == "raw" and kernel != hw.kernel[0]:
             continue  # a raw device has no kernel-era locking: one run covers every era
         out.append(IobenchCase(
-            device=hw.device, filesystem=fs, kernel=kernel, mount_options=hw.mount_options,
+            device=hw.device, filesystem=fs, kernel=kernel,
+            mount_options=mount_options_for(hw.mount_options, fs, kernel),
             io_mode=mode, pattern=pattern, block_bytes=bs, processes=procs, data_files=files,
             data_bytes=wl.data_bytes, page_cache_bytes=hw.page_cache_bytes, cpu_cores=hw.cpu_cores,
             io_scheduler=hw.io_scheduler, queue_depth=hw.queue_depth, nr_requests=hw.nr_requests,

@@ -33,6 +33,20 @@ def test_iobench_table_and_json(capsys):
         assert key in r
 
 
+def test_iobench_modern_kernel_runs_without_mount_options(capsys):
+    """Left out, the mount options follow the kernel era, so modern XFS (which refuses nobarrier)
+    runs as named; nobarrier named on it is refused on --mount-options."""
+    code, out, err = run_cli(capsys, "iobench", "--fs", "xfs,ext4", "--kernel", "2012,modern", "--bs", "4K",
+                             "--procs", "16", "--duration", "50ms", "--json", "--jobs", "1")
+    assert code == 0, err
+    cases = [r["case"] for r in json.loads(out)["results"]]
+    assert {(c["filesystem"], c["kernel"], c["mount_options"]) for c in cases} == {
+        ("xfs", "2012", "noatime,nodiratime,nobarrier"), ("xfs", "modern", "noatime,nodiratime"),
+        ("ext4", "2012", "noatime,nodiratime,nobarrier"), ("ext4", "modern", "noatime,nodiratime")}
+    code, _, err = run_cli(capsys, "iobench", "--fs", "xfs", "--kernel", "modern", "--mount-options", "nobarrier")
+    assert code == 2 and err.startswith("innosim: --mount-options:") and "removed" in err
+
+
 @pytest.mark.parametrize("args,needle", [
     (["iobench", "--procs", "4,x"], "--procs"),
     (["iobench", "--procs", ""], "--procs"),
@@ -41,7 +55,7 @@ def test_iobench_table_and_json(capsys):
     (["iobench", "--bs", "2M"], "--bs"),
     (["iobench", "--fs", "raw", "--mode", "fsync"], "--mode"),
     (["iobench", "--workload", "seqread"], "--workload"),
-    (["iobench", "--kernel", "modern"], "--mount-options"),
+    (["iobench", "--kernel", "modern", "--mount-options", "noatime,nobarrier"], "--mount-options"),
     (["iobench", "--duration", "forever"], "--duration"),
     (["iobench", "--seed", "-3"], "--seed"),
     (["iobench", "--device", "/nonexistent.json"], "--device"),

@@ -105,7 +105,8 @@ def test_page_sizes_per_version(tmp_path):
     ("[workload]\nblock_size = \"1000\"\n", [], "s.toml", "workload.block_size", "multiple of 512"),
     ("[hardware]\nfilesystem = \"raw\"\nmount_options = \"\"\n[workload]\nio_mode = \"fsync\"\n", [], "s.toml",
      "workload.io_mode", "O_DIRECT only"),
-    ("[hardware]\nkernel = \"modern\"\n", [], "s.toml", "hardware.mount_options", "removed"),
+    ("[hardware]\nkernel = \"modern\"\nmount_options = \"noatime,nobarrier\"\n", [], "s.toml", "hardware.mount_options",
+     "removed"),
     ("[hardware]\ndevice = \"nope\"\n", [], "s.toml", "hardware.device", "not found"),
     ("[run]\nresolution = \"1s\"\nduration = \"100ms\"\n", [], "s.toml", "run.resolution", "longer"),
     ("[workload]\nkind = \"oltp\"\nwarehouses = 1\n[run]\nresolution = \"30ms\"\n", [], "s.toml", "run.resolution",
@@ -233,3 +234,24 @@ def test_cleaner_wake_race_is_mariadbs_only():
     assert load_scenario("scenarios/live-logsize-384m.toml").workload.cleaner_wake_race == 0.057
     with pytest.raises(InputError, match="cleaner_wake_race"):
         load_scenario("scenarios/live-logsize-384m.toml", ["workload.cleaner_wake_race=1.5"])
+
+
+@pytest.mark.parametrize("fs", ["ext4", "xfs"])
+def test_mount_options_left_out_follow_the_kernel_era(tmp_path, fs):
+    """A scenario that names no mount options gets its era's: the seed's nobarrier on 2012 kernels,
+    barriers on for modern ones (XFS refuses nobarrier there); a grid over eras gets each its own."""
+    old = load_scenario(write(tmp_path, f"[hardware]\nfilesystem = \"{fs}\"\n"))
+    assert old.hardware.mount_options == "noatime,nodiratime,nobarrier"
+    assert dict(old.origins)["hardware.mount_options"] == "default for kernel 2012"
+    new = load_scenario(write(tmp_path, f"[hardware]\nfilesystem = \"{fs}\"\nkernel = \"modern\"\n"))
+    assert new.hardware.mount_options == "noatime,nodiratime"
+    assert dict(new.origins)["hardware.mount_options"] == "default for kernel modern"
+    grid = load_scenario(write(tmp_path, f"[hardware]\nfilesystem = [\"raw\", \"{fs}\"]\n"
+                                         "kernel = [\"2012\", \"modern\"]\n[workload]\nprocesses = 4\n"))
+    assert grid.hardware.mount_options is None
+    got = {(c.filesystem, c.kernel): c.mount_options for c in cases_from_scenario(grid)}
+    assert got == {("raw", "2012"): "", (fs, "2012"): "noatime,nodiratime,nobarrier",
+                   (fs, "modern"): "noatime,nodiratime"}
+    given = load_scenario(write(tmp_path, f"[hardware]\nfilesystem = \"{fs}\"\nkernel = \"modern\"\n"
+                                          "mount_options = \"relatime\"\n"))
+    assert given.hardware.mount_options == "relatime"

@@ -7,7 +7,7 @@ import streamlit as st
 
 from models.device import builtin_profile_names
 from models.errors import InputError
-from models.filesystem import FILESYSTEMS, KERNELS
+from models.filesystem import ERA_MOUNT_OPTIONS, FILESYSTEMS, KERNELS
 from sim.config import scenario_from_dict
 from sim.iobench import cases_from_scenario, run_cases
 from sim.report import IOBENCH_COLUMNS, iobench_row
@@ -37,8 +37,7 @@ def render() -> None:
     block = c2.selectbox("block size", ["4K", "16K"])
     files = c3.selectbox("data files", [1, 2, 4, 8])
     procs = c3.multiselect("processes", [1, 4, 16, 64, 128, 256], default=[1, 4, 16, 64, 256])
-    mount = c3.text_input("mount options",
-                          "noatime,nodiratime" if kernel == "modern" else "noatime,nodiratime,nobarrier")
+    mount = c3.text_input("mount options", ERA_MOUNT_OPTIONS[kernel])
     sched = c1.selectbox("host I/O scheduler", ["off", "none", "cfq"], key="io-sched",
                          help="off: the device alone (a bio-based card such as the seed's Fusion-io). none / cfq: "
                               "the Linux 4.x block layer between each process and the device, 32 tags and 128 "

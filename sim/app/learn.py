@@ -109,7 +109,6 @@ def _io_walk(step: int, k: str) -> None:
     procs = c3.multiselect("processes", [1, 2, 4, 8, 16, 32, 64, 128, 256], default=[1, 4, 16, 64, 256],
                            key=f"{k}-procs")
     doc = {"hardware": {"device": "fusionio-2012", "filesystem": fs or ["raw"], "kernel": kernel,
-                        "mount_options": "noatime,nodiratime" + (",nobarrier" if kernel == "2012" else ""),
                         "data_files": files},
            "workload": {"kind": "iobench", "pattern": "wrnd", "block_size": block,
                         "processes": sorted(procs) or [16], "io_mode": mode},
