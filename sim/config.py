@@ -485,7 +485,9 @@ def _final_version(doc: dict, src: str, overrides) -> str:
         section, key, v = parse_override(text)
         if (section, key) == ("server", "version"):
             value, where = v, "--set"
-    return parse_key("server", "version", value, where)
+    from sim.server_vars import scenario_version
+
+    return scenario_version(value, where)[0]
 
 
 def _merge_option_files(doc: dict, origin: dict, src: str, overrides, option_files,
@@ -554,6 +556,12 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
             raise InputError("--set", f"{section}.{key}", "unknown section", ", ".join(SCHEMA))
         doc.setdefault(section, {})[key] = value
         origin[(section, key)] = "--set"
+    version_notes: list[str] = []
+    if isinstance(doc.get("server"), dict) and "version" in doc["server"]:
+        from sim.server_vars import scenario_version
+
+        doc["server"]["version"], note = scenario_version(doc["server"]["version"], origin[("server", "version")])
+        version_notes += [note] if note else []
     values: dict[str, dict[str, Any]] = {}
     for section, keys in SCHEMA.items():
         body = doc.get(section, {})
@@ -571,7 +579,7 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
     hw = values["hardware"]
     if hw["mount_options"] is None and len(hw["kernel"]) == 1:
         hw["mount_options"] = ERA_MOUNT_OPTIONS[hw["kernel"][0]]
-    notes = cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
+    notes = version_notes + cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
     _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
     return Scenario(

@@ -54,6 +54,31 @@ def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
                      "MySQL 5.6, 5.7, 8.0, 8.4 or MariaDB 10.5+")
 
 
+_NAMED_RELEASE = re.compile(r"^(mysql|mariadb)-(\d+\.\d+)(\.\d+)?$", re.IGNORECASE)
+
+
+def scenario_version(value: object, where: str) -> tuple[str, str | None]:
+    """`server.version` as a scenario writes it: one of VERSIONS, or a release (mysql-8.0.36,
+    mariadb-11.4, 8.0.36, 10.11.6-MariaDB) mapped as a server's `version` variable is, with a note
+    naming what it runs as."""
+    if isinstance(value, str) and value in VERSIONS:
+        return value, None
+    allowed = ", ".join(VERSIONS) + ", or a release such as mysql-8.0.36, mariadb-11.4.2 or 10.11.6-MariaDB"
+    text = value.strip() if isinstance(value, str) else ""
+    m = _NAMED_RELEASE.match(text)
+    if m:
+        product, major_minor, patch = m.groups()
+        text = major_minor + (patch or ".0") + ("-MariaDB" if product.lower() == "mariadb" else "")
+    if not _VERSION_RE.match(text):
+        raise InputError(where, "server.version", f"{value!r} is not allowed", allowed)
+    try:
+        name, note = version_name_for(text, where)
+    except InputError as err:
+        raise InputError(where, "server.version", f"{value!r}: {err.problem}", err.allowed) from None
+    return name, f"server.version {value!r} is simulated as {name}" + (
+        " (its flushing algorithms and defaults)" if note else "")
+
+
 def read_variables(path: str, text_of: dict[str, str] | None = None) -> list[tuple[str, str, int]]:
     """(name, value, line) of every variable in the file, in order."""
     text = (text_of or {}).get(path)

@@ -40,6 +40,46 @@ def test_versions_not_simulated(reported):
         version_name_for(reported, "v")
 
 
+@pytest.mark.parametrize("written, name", [
+    ("mysql-8.0.36", "mysql-8.0.30"), ("8.0.36", "mysql-8.0.30"), ("mysql-8.0.29", "mysql-8.0"),
+    ("MySQL-5.7.44", "mysql-5.7"), ("mysql-8.4.3", "mysql-8.4"), ("mariadb-11.4", "mariadb-10.11"),
+    ("mariadb-10.11.6", "mariadb-10.11"), ("10.6.18-MariaDB-log", "mariadb-10.11"), ("mysql-8.4", "mysql-8.4"),
+])
+def test_scenario_version_takes_a_release(written, name):
+    """server.version may name a release: it runs as the version innosim has for it, with a note."""
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    doc["server"] = {"version": written}
+    s = scenario_from_dict(doc, "s.toml")
+    assert s.server.version == name
+    notes = [n for n in s.notes if n.startswith("server.version")]
+    assert notes == ([] if written == name else [f"server.version {written!r} is simulated as {name}"
+                                                  + (" (its flushing algorithms and defaults)"
+                                                     if "mariadb" in written.lower() and "10.11" not in written
+                                                     else "")])
+
+
+@pytest.mark.parametrize("written, problem", [
+    ("mysql-9.1.0", "MySQL 9.1 is not simulated"), ("mariadb-10.4", "MariaDB 10.4 is not simulated"),
+    ("oracle-8", "is not allowed"), (8, "is not allowed"), ("mysql-8", "is not allowed"),
+])
+def test_scenario_version_refused(written, problem):
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    doc["server"] = {"version": written}
+    with pytest.raises(InputError) as err:
+        scenario_from_dict(doc, "s.toml")
+    assert err.value.field == "server.version" and err.value.source == "s.toml" and problem in str(err.value)
+
+
+def test_option_groups_follow_a_release_named_in_the_scenario(tmp_path):
+    """[mysqld-8.0] is read for a scenario that names mysql-8.0.36, as for mysql-8.0.30."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld-8.0]\ninnodb_io_capacity = 700\n[mysqld-5.7]\ninnodb_io_capacity = 300\n")
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    doc["server"] = {"version": "mysql-8.0.36"}
+    s = scenario_from_dict(doc, "s.toml", option_files=[str(cnf)])
+    assert s.server.innodb_io_capacity == 700
+
+
 def test_tsv_with_header_and_mysqladmin_table(tmp_path):
     tsv = tmp_path / "vars.tsv"
     tsv.write_text("Variable_name\tValue\nversion\t8.0.36\ninnodb_io_capacity\t2000\n"
