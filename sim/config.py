@@ -478,16 +478,17 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     return section, key, value
 
 
-def _final_version(doc: dict, src: str, overrides) -> str:
-    """server.version after the overrides (validated), which picks the option groups read."""
+def _final_version(doc: dict, src: str, overrides) -> tuple[str, str | None]:
+    """server.version after the overrides (validated), which picks the option groups read, and the
+    major.minor of the release it names (sim.server_vars.release_series)."""
     value, where = doc.get("server", {}).get("version", SCHEMA["server"]["version"].default), src
     for text in overrides:
         section, key, v = parse_override(text)
         if (section, key) == ("server", "version"):
             value, where = v, "--set"
-    from sim.server_vars import scenario_version
+    from sim.server_vars import release_series, scenario_version
 
-    return scenario_version(value, where)[0]
+    return scenario_version(value, where)[0], release_series(value)
 
 
 def _merge_option_files(doc: dict, origin: dict, src: str, overrides, option_files,
@@ -500,9 +501,9 @@ def _merge_option_files(doc: dict, origin: dict, src: str, overrides, option_fil
     if server_vars:
         from sim.server_vars import settings_from_variables
 
-        name, got = settings_from_variables(server_vars, option_texts)
+        _, got = settings_from_variables(server_vars, option_texts)
         server = doc.setdefault("server", {})
-        server["version"] = name
+        server["version"] = got.release            # mapped to `name` below, with a note
         origin[("server", "version")] = server_vars
         for key, (value, where) in got.settings.items():
             server[key] = value
@@ -512,7 +513,8 @@ def _merge_option_files(doc: dict, origin: dict, src: str, overrides, option_fil
         return notes
     from sim.mycnf import settings_from_option_files
 
-    cnf = settings_from_option_files(option_files, _final_version(doc, src, overrides), option_texts)
+    version_name, series = _final_version(doc, src, overrides)
+    cnf = settings_from_option_files(option_files, version_name, option_texts, series=series)
     for key, (value, where) in cnf.settings.items():
         doc.setdefault("server", {})[key] = value
         origin[("server", key)] = where

@@ -7,7 +7,8 @@ my_default.cc / my_getopt.cc):
 * Groups: MySQL's mysqld reads [mysqld], [server] and [mysqld-X.Y] (X.Y its major.minor version);
   MariaDB's reads [client-server], [server], [mysqld], [mysqld-X.Y], [mariadb], [mariadb-X.Y],
   [mariadbd], [mariadbd-X.Y] and [galera]. Group names are matched without regard to case.
-  The version is the scenario's `server.version`, so [mysqld-8.0] applies to a mysql-8.0 run only.
+  The version is the scenario's `server.version`, so [mysqld-8.0] applies to a mysql-8.0 run only;
+  a release named there (mariadb-11.4, or a server's reported version) reads its own X.Y groups.
 * Lines: `[group]`; `name` or `name = value` (spaces around both removed); comments start with
   `#` or `;`, and `#` also ends a line outside quotes; a value may be quoted ('...' or "...");
   escapes \\b \\t \\n \\r \\\\ \\s in values. An option before any group is an error, as in the server.
@@ -66,13 +67,14 @@ class CnfSettings:
     settings: dict[str, tuple[object, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    release: str = ""                  # the server's version variable (sim.server_vars), if read
 
 
-def server_groups(version_name: str) -> tuple[str, ...]:
-    """The option groups the server of this version reads (lower case)."""
+def server_groups(version_name: str, series: str | None = None) -> tuple[str, ...]:
+    """The option groups the server of this version reads (lower case); `series`: the major.minor of
+    the release run as it (mariadb-11.4 runs as mariadb-10.11 and reads [mariadb-11.4])."""
     v = VERSIONS[version_name]
-    number = version_name.split("-", 1)[1]
-    base = ".".join(number.split(".")[:2])
+    base = series or ".".join(version_name.split("-", 1)[1].split(".")[:2])
     if v.is_mariadb:
         return ("client-server", "server", "mysqld", f"mysqld-{base}", "mariadb", f"mariadb-{base}",
                 "mariadbd", f"mariadbd-{base}", "galera")
@@ -253,12 +255,13 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
 
 
 def settings_from_option_files(paths: list[str] | tuple[str, ...], version_name: str,
-                               texts: dict[str, str] | None = None) -> CnfSettings:
-    """The scenario [server] settings the option files give a server of `version_name`."""
+                               texts: dict[str, str] | None = None, series: str | None = None) -> CnfSettings:
+    """The scenario [server] settings the option files give a server of `version_name` (of release
+    series `series`, server_groups)."""
     from sim.config import SCHEMA
 
     v = VERSIONS[version_name]
-    groups = server_groups(version_name)
+    groups = server_groups(version_name, series)
     options, notes = read_options(paths, groups, texts)
     out = CnfSettings(files=[str(p) for p in paths])
     out.notes.extend(notes)

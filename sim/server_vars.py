@@ -57,6 +57,26 @@ def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
 _NAMED_RELEASE = re.compile(r"^(mysql|mariadb)-(\d+\.\d+)(\.\d+)?$", re.IGNORECASE)
 
 
+def _release_text(value: object) -> str:
+    """A written release as the server reports its version: mysql-8.0.36 -> 8.0.36, mariadb-11.4 ->
+    11.4.0-MariaDB; anything else as it is."""
+    text = value.strip() if isinstance(value, str) else ""
+    m = _NAMED_RELEASE.match(text)
+    if m:
+        product, major_minor, patch = m.groups()
+        text = major_minor + (patch or ".0") + ("-MariaDB" if product.lower() == "mariadb" else "")
+    return text
+
+
+def release_series(value: object) -> str | None:
+    """The major.minor of a release written as server.version (or reported by a server), which
+    names its option groups ([mysqld-8.0], [mariadb-11.4]); None for one of VERSIONS."""
+    if isinstance(value, str) and value in VERSIONS:
+        return None
+    m = _VERSION_RE.match(_release_text(value))
+    return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+
+
 def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     """`server.version` as a scenario writes it: one of VERSIONS, or a release (mysql-8.0.36,
     mariadb-11.4, 8.0.36, 10.11.6-MariaDB) mapped as a server's `version` variable is, with a note
@@ -64,11 +84,7 @@ def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     if isinstance(value, str) and value in VERSIONS:
         return value, None
     allowed = ", ".join(VERSIONS) + ", or a release such as mysql-8.0.36, mariadb-11.4.2 or 10.11.6-MariaDB"
-    text = value.strip() if isinstance(value, str) else ""
-    m = _NAMED_RELEASE.match(text)
-    if m:
-        product, major_minor, patch = m.groups()
-        text = major_minor + (patch or ".0") + ("-MariaDB" if product.lower() == "mariadb" else "")
+    text = _release_text(value)
     if not _VERSION_RE.match(text):
         raise InputError(where, "server.version", f"{value!r} is not allowed", allowed)
     try:
@@ -125,7 +141,8 @@ def read_variables(path: str, text_of: dict[str, str] | None = None) -> list[tup
 
 
 def settings_from_variables(path: str, text_of: dict[str, str] | None = None) -> tuple[str, CnfSettings]:
-    """(server.version, the [server] settings) a server's variables give."""
+    """(server.version, the [server] settings) a server's variables give; the settings keep the
+    reported version (`release`), which the scenario takes as its server.version."""
     from sim.config import SCHEMA
 
     rows = read_variables(path, text_of)
@@ -135,10 +152,8 @@ def settings_from_variables(path: str, text_of: dict[str, str] | None = None) ->
     if "version" not in values:
         raise InputError(path, "version", "the server's version variable is missing",
                          "the whole SHOW GLOBAL VARIABLES output (it holds `version`)")
-    name, note = version_name_for(values["version"], where.get("version", path))
-    out = CnfSettings(files=[path])
-    if note:
-        out.notes.append(note)
+    name, _ = version_name_for(values["version"], where.get("version", path))
+    out = CnfSettings(files=[path], release=values["version"])
     v = VERSIONS[name]
     for key, spec in SCHEMA["server"].items():
         if key == "version" or key not in values or key in v.absent or key in v.removed:

@@ -32,6 +32,8 @@ def test_groups_per_version():
     assert server_groups("mysql-5.6") == ("mysqld", "server", "mysqld-5.6")
     assert server_groups("mysql-8.0.30") == ("mysqld", "server", "mysqld-8.0")
     assert server_groups("mysql-8.4")[-1] == "mysqld-8.4"
+    assert server_groups("mysql-8.0.30", "8.0") == ("mysqld", "server", "mysqld-8.0")
+    assert "mariadbd-11.4" in server_groups("mariadb-10.11", "11.4")
     g = server_groups("mariadb-10.11")
     assert {"mysqld", "server", "mysqld-10.11", "mariadb", "mariadb-10.11", "mariadbd", "mariadbd-10.11",
             "client-server", "galera"} == set(g)

@@ -80,6 +80,27 @@ def test_option_groups_follow_a_release_named_in_the_scenario(tmp_path):
     assert s.server.innodb_io_capacity == 700
 
 
+def test_option_groups_are_the_releases_own(tmp_path):
+    """MariaDB 11.4 runs as mariadb-10.11 but reads [mariadb-11.4], not [mariadb-10.11], whether the
+    scenario names the release or a server's variables report it."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mariadb]\ninnodb_io_capacity = 500\n[mariadb-10.11]\ninnodb_io_capacity = 900\n"
+                   "[mariadb-11.4]\ninnodb_io_capacity = 700\n")
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    doc["server"] = {"version": "mariadb-11.4.2"}
+    assert scenario_from_dict(doc, "s.toml", option_files=[str(cnf)]).server.innodb_io_capacity == 700
+    doc["server"] = {"version": "mariadb-10.11"}
+    assert scenario_from_dict(doc, "s.toml", option_files=[str(cnf)]).server.innodb_io_capacity == 900
+    tsv = tmp_path / "vars.tsv"
+    tsv.write_text("version\t11.4.2-MariaDB-log\ninnodb_io_capacity\t200\n")
+    s = scenario(tsv, option_files=[str(cnf)])
+    assert s.server.version == "mariadb-10.11" and s.server.innodb_io_capacity == 700
+    assert f"server.version '11.4.2-MariaDB-log' is simulated as mariadb-10.11 (its flushing algorithms and " \
+           "defaults)" in s.notes
+    s = scenario(tsv, option_files=[str(cnf)], overrides=["server.version=mariadb-10.11"])
+    assert s.server.innodb_io_capacity == 900
+
+
 def test_tsv_with_header_and_mysqladmin_table(tmp_path):
     tsv = tmp_path / "vars.tsv"
     tsv.write_text("Variable_name\tValue\nversion\t8.0.36\ninnodb_io_capacity\t2000\n"
