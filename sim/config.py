@@ -49,8 +49,10 @@ class Key:
             text = f"a size from {format_size(int(self.lo))} to {format_size(int(self.hi))}"
         elif self.kind == "duration":
             text = f"a duration from {self.lo:g}s to {self.hi:g}s"
-        elif self.kind in ("int", "float"):
-            text = f"{self.kind} from {self.lo:g} to {self.hi:g}"
+        elif self.kind == "int":
+            text = f"int from {int(self.lo)} to {int(self.hi)}"
+        elif self.kind == "float":
+            text = f"float from {self.lo:g} to {self.hi:g}"
         elif self.kind == "bool":
             text = "true or false (ON, OFF, 1 or 0 as in my.cnf)"
         else:
