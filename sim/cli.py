@@ -261,7 +261,12 @@ def _cmd_validate(args) -> int:
     else:
         from validation import flushing as suite
 
-    res = suite.run_suite(jobs=args.jobs or default_jobs())
+    if args.suite == "iobench":
+        res = suite.run_suite(jobs=args.jobs or default_jobs())
+    else:
+        from validation.common import progress_line
+
+        res = suite.run_suite(jobs=args.jobs or default_jobs(), progress=progress_line(args.suite))
     if args.json:
         print(json.dumps(res.to_json(), indent=2))
     else:

@@ -100,3 +100,28 @@ def test_full_suite_runs_and_reports_every_row(capsys):
         assert r["simulated"] is not None
     assert code == (0 if doc["ok"] else 1)
     assert doc["ok"] == all(r["ok"] is not False for r in doc["rows"])
+
+
+def _fake_run(name: str) -> dict:
+    import time
+
+    time.sleep(0.2 if name == "slow" else 0.0)
+    return {"name": name, "simulated_s": 10.0, "wall_s": 1.0}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_scenarios_reports_each_run_as_it_ends_and_keeps_the_order(jobs, capsys):
+    from validation.common import progress_line, run_scenarios
+
+    seen = []
+    show = progress_line("flushing")
+    runs = run_scenarios(_fake_run, ["slow", "a", "b"], jobs,
+                         lambda done, total, r: (seen.append((done, total, r["name"])), show(done, total, r)))
+    assert list(runs) == ["slow", "a", "b"]
+    assert [d for d, _, _ in seen] == [1, 2, 3] and {t for _, t, _ in seen} == {3}
+    assert sorted(n for _, _, n in seen) == ["a", "b", "slow"]
+    if jobs == 2:
+        assert seen[-1][2] == "slow"                  # the slow run ends last, and is reported so
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and err[0].startswith("innosim validate flushing: [1/3] ")
+    assert err[0].endswith(": 10 s simulated in 1 s")

@@ -181,17 +181,38 @@ def run_scenario_file(path, name: str, overrides: tuple[str, ...] = ()) -> tuple
                       "capacity": res.redo_capacity_bytes, "settling": settling(sec, 1.0).as_dict()}
 
 
-def run_scenarios(run_one, names: list[str], jobs: int) -> dict:
-    """run_one(name) for every name, in worker processes when jobs > 1; results by name."""
+def run_scenarios(run_one, names: list[str], jobs: int, progress=None) -> dict:
+    """run_one(name) for every name, in worker processes when jobs > 1; results by name, in the
+    order of `names`. progress(done, total, result), if given, is called as each run ends."""
     import os
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    results: list[dict] = []
+
+    def ended(r: dict) -> None:
+        results.append(r)
+        if progress is not None:
+            progress(len(results), len(names), r)
 
     if jobs <= 1:
-        results = [run_one(n) for n in names]
+        for n in names:
+            ended(run_one(n))
     else:
         with ProcessPoolExecutor(max_workers=min(jobs, len(names), os.cpu_count() or 1)) as ex:
-            results = list(ex.map(run_one, names))
-    return {r["name"]: r for r in results}
+            for fut in as_completed([ex.submit(run_one, n) for n in names]):
+                ended(fut.result())
+    by_name = {r["name"]: r for r in results}
+    return {n: by_name[n] for n in names}
+
+
+def progress_line(suite: str):
+    """A run_scenarios progress callback that prints one line per finished run to stderr."""
+    import sys
+
+    def show(done: int, total: int, r: dict) -> None:
+        print(f"innosim validate {suite}: [{done}/{total}] {r['name']}: {r['simulated_s']:.0f} s simulated "
+              f"in {r['wall_s']:.0f} s", file=sys.stderr, flush=True)
+    return show
 
 
 def reference_doc(suite: str, checks: tuple[str, ...], text: str | None = None) -> tuple[dict, list[dict]]:

@@ -117,11 +117,11 @@ class SuiteResult(ScenarioSuiteResult):
                          for k, v in self.runs.items()}}
 
 
-def run_suite(jobs: int = 1) -> SuiteResult:
+def run_suite(jobs: int = 1, progress=None) -> SuiteResult:
     rows = load_reference()
     # The longest run first, so two workers finish together.
     names = sorted(scenario_names(rows), key=lambda n: "tpcc" not in n)
-    runs = run_scenarios(_run_one, names, jobs)
+    runs = run_scenarios(_run_one, names, jobs, progress)
     return SuiteResult([evaluate(r, runs) for r in rows], runs)
 
 
