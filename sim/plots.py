@@ -29,23 +29,41 @@ def _interval_s(df) -> float:
 FIXED_MARGINS = "innosim-fixed-margins"
 
 
-def _margins(fig, right_axis: bool = False):
-    """Margins in inches (room for tick labels and axis labels), so the PNG needs no second drawing
-    pass to trim it (bbox_inches="tight" draws the figure twice: about 0.1 s per figure)."""
+LEGEND_COLUMNS = 5
+LEGEND_ROW_IN = 0.2                 # height of one legend row at font size 8, in inches
+
+
+def _margins(fig, right_axis: bool = False, legend_rows: int = 0):
+    """Margins in inches (room for tick labels and axis labels, and for `legend_rows` rows of legend
+    over the axes), so the PNG needs no second drawing pass to trim it (bbox_inches="tight" draws
+    the figure twice: about 0.1 s per figure)."""
     w, h = fig.get_size_inches()
-    fig.subplots_adjust(left=0.8 / w, right=1 - (0.8 if right_axis else 0.25) / w, bottom=0.55 / h, top=1 - 0.12 / h)
+    fig.subplots_adjust(left=0.8 / w, right=1 - (0.8 if right_axis else 0.25) / w, bottom=0.55 / h,
+                        top=1 - (0.12 + LEGEND_ROW_IN * legend_rows) / h)
     fig.set_label(FIXED_MARGINS)
     return fig
 
 
-def _finish(fig, ax, ylabel: str, legend: str | None = "upper left"):
+def _legend_above(ax, handles=None, labels=None) -> int:
+    """The legend over the axes, where it hides no data (a drop at a run's end, an age that stays
+    low), up to LEGEND_COLUMNS entries a row; returns its rows."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return 0
+    ncol = min(len(handles), LEGEND_COLUMNS)
+    ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=ncol, fontsize=8, frameon=False,
+              borderaxespad=0.2, handlelength=1.5, columnspacing=1.2)
+    return -(-len(handles) // ncol)
+
+
+def _finish(fig, ax, ylabel: str, legend: bool = True):
     """Time axis, y label, legend, grid and margins: the common end of every time-series figure."""
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
-    if legend:
-        ax.legend(loc=legend, fontsize=8)
+    rows = _legend_above(ax) if legend else 0
     ax.grid(alpha=0.3, which="both")
-    return _margins(fig)
+    return _margins(fig, legend_rows=rows)
 
 
 def _over_intervals(df):
@@ -65,9 +83,9 @@ def throughput_figure(frames: dict, labels=("1s", "10s")):
                 ax.plot(*_over_intervals(df), label=f"commits/s, {label} averages", drawstyle="steps-pre", lw=2)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("commits / s")
-    ax.legend(loc="lower right")
+    rows = _legend_above(ax)
     ax.grid(alpha=0.3)
-    return _margins(fig)
+    return _margins(fig, legend_rows=rows)
 
 
 def checkpoint_figure(df, names: dict | None = None):
@@ -92,9 +110,9 @@ def checkpoint_figure(df, names: dict | None = None):
     ax.set_ylim(0, 100)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("% of redo capacity")
-    ax.legend(loc="lower right", fontsize=8)
+    rows = _legend_above(ax)
     ax.grid(alpha=0.3)
-    return _margins(fig)
+    return _margins(fig, legend_rows=rows)
 
 
 FLUSH_KINDS = (("buffer_flush_adaptive_total_pages", "adaptive"), ("buffer_LRU_batch_total_pages", "LRU"),
@@ -121,7 +139,7 @@ def sync_waits_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.0))
     dt = _interval_s(df)
     ax.plot(df["time_s"], df["buffer_flush_sync_waits"] / dt, color="tab:red")
-    return _finish(fig, ax, "buffer_flush_sync_waits / s", legend=None)
+    return _finish(fig, ax, "buffer_flush_sync_waits / s", legend=False)
 
 
 STALL_COLORS = {"sync flush": "tab:red", "redo space wait": "tab:pink", "free-page wait": "tab:orange",
@@ -141,7 +159,7 @@ def tps_figure(df, label: str, stalls_df=None):
                        label=None if row.cause in seen else f"stall: {row.cause}")
             seen.add(row.cause)
     ax.set_ylim(bottom=0)
-    return _finish(fig, ax, "commits / s", legend="lower right")
+    return _finish(fig, ax, "commits / s")
 
 
 def latency_figure(df):
@@ -157,7 +175,7 @@ def queue_figure(df):
     fig, ax = plt.subplots(figsize=(10, 3.0))
     ax.plot(df["time_s"], df["trx_queue"], drawstyle="steps-pre", color="tab:purple")
     ax.set_ylim(bottom=0)
-    return _finish(fig, ax, "transactions queued", legend=None)
+    return _finish(fig, ax, "transactions queued", legend=False)
 
 
 def pages_figure(df):
@@ -178,8 +196,9 @@ def recovery_figure(df):
     return fig
 
 
-def _two_axes(ax, df, left: tuple, right: tuple) -> None:
-    """Two series against time on their own y axes, one legend: each (column, colour, label, y label)."""
+def _two_axes(ax, df, left: tuple, right: tuple) -> int:
+    """Two series against time on their own y axes, one legend over them (its rows returned): each
+    (column, colour, label, y label)."""
     col, colour, label, ylabel = left
     ax.plot(df["time_s"], df[col], color=colour, lw=0.9, label=label)
     ax.set_ylabel(ylabel)
@@ -189,7 +208,7 @@ def _two_axes(ax, df, left: tuple, right: tuple) -> None:
     ax2.set_ylabel(ylabel)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
+    return _legend_above(ax, h1 + h2, l1 + l2)
 
 
 def io_figure(df):
@@ -200,8 +219,8 @@ def io_figure(df):
     fig, axes = plt.subplots(3 if cached else 2, 1, figsize=(10, 6.4 if cached else 4.6), sharex=True)
     ax, ax3 = axes[0], axes[-1]
     dt = _interval_s(df)
-    _two_axes(ax, df, ("device_busy_pct", "tab:red", "device busy (%)", "device busy (%)"),
-              ("device_queue_depth", "tab:blue", "device queue depth", "queue depth"))
+    rows = _two_axes(ax, df, ("device_busy_pct", "tab:red", "device busy (%)", "device busy (%)"),
+                     ("device_queue_depth", "tab:blue", "device queue depth", "queue depth"))
     ax.set_ylim(0, 105)
     ax.grid(alpha=0.3)
     if cached:
@@ -217,7 +236,7 @@ def io_figure(df):
     ax3.set_xlabel("time (s)")
     ax3.legend(loc="upper left", fontsize=8)
     ax3.grid(alpha=0.3)
-    _margins(fig, right_axis=True)
+    _margins(fig, right_axis=True, legend_rows=rows)
     fig.subplots_adjust(hspace=0.12)
     return fig
 
@@ -241,7 +260,7 @@ def overlay_figure(frames: dict, column: str, ylabel: str, per_s: bool = False, 
         ax.set_yscale("log")
     else:
         ax.set_ylim(bottom=0)
-    return _finish(fig, ax, ylabel, legend="lower right")
+    return _finish(fig, ax, ylabel)
 
 
 def resolutions_figure(frames: dict, labels=("100ms", "1s", "10s", "60s")):
@@ -254,7 +273,7 @@ def resolutions_figure(frames: dict, labels=("100ms", "1s", "10s", "60s")):
         ax.plot(*_over_intervals(frames[label]), drawstyle="steps-pre", lw=widths.get(label, 1.0),
                 label=f"{label} averages", alpha=0.55 if label == "100ms" else 1.0)
     ax.set_ylim(bottom=0)
-    return _finish(fig, ax, "commits / s", legend="lower right")
+    return _finish(fig, ax, "commits / s")
 
 
 def fio_fit_figure(report):
