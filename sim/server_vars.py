@@ -80,7 +80,7 @@ def release_series(value: object) -> str | None:
 def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     """`server.version` as a scenario writes it: one of VERSIONS, or a release (mysql-8.0.36,
     mariadb-11.4, 8.0.36, 10.11.6-MariaDB) mapped as a server's `version` variable is, with a note
-    naming what it runs as."""
+    naming what it runs as unless that is the release's own series (mysql-5.7.44 is mysql-5.7)."""
     if isinstance(value, str) and value in VERSIONS:
         return value, None
     allowed = ", ".join(VERSIONS) + ", or a release such as mysql-8.0.36, mariadb-11.4.2 or 10.11.6-MariaDB"
@@ -91,6 +91,8 @@ def scenario_version(value: object, where: str) -> tuple[str, str | None]:
         name, note = version_name_for(text, where)
     except InputError as err:
         raise InputError(where, "server.version", f"{value!r}: {err.problem}", err.allowed) from None
+    if name == f"{name.split('-', 1)[0]}-{release_series(text)}":
+        return name, None                  # a release of the series the name is (10.11.19, 5.7.44)
     return name, f"server.version {value!r} is simulated as {name}" + (
         " (its flushing algorithms and defaults)" if note else "")
 
