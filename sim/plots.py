@@ -81,11 +81,7 @@ def throughput_figure(frames: dict, labels=("1s", "10s")):
                 ax.plot(df["time_s"], df["tps"], label="commits/s, 1 s averages", lw=1.2)
             else:
                 ax.plot(*_over_intervals(df), label=f"commits/s, {label} averages", drawstyle="steps-pre", lw=2)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("commits / s")
-    rows = _legend_above(ax)
-    ax.grid(alpha=0.3)
-    return _margins(fig, legend_rows=rows)
+    return _finish(fig, ax, "commits / s")
 
 
 def checkpoint_figure(df, names: dict | None = None):
@@ -108,11 +104,7 @@ def checkpoint_figure(df, names: dict | None = None):
         ax.text(t0 if left else t1, y, (" " + text) if left else (text + " "), fontsize=7,
                 ha="left" if left else "right", va="top" if k < 2 else "bottom")
     ax.set_ylim(0, 100)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("% of redo capacity")
-    rows = _legend_above(ax)
-    ax.grid(alpha=0.3)
-    return _margins(fig, legend_rows=rows)
+    return _finish(fig, ax, "% of redo capacity")
 
 
 FLUSH_KINDS = (("buffer_flush_adaptive_total_pages", "adaptive"), ("buffer_LRU_batch_total_pages", "LRU"),
