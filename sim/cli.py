@@ -253,20 +253,19 @@ def _cmd_validate(args) -> int:
     if args.suite not in SUITES:
         raise InputError("innosim validate", "", f"{args.suite!r} is not a suite", ", ".join(SUITES))
     from sim.iobench import default_jobs
+    from validation.common import progress_line
 
+    jobs = args.jobs or default_jobs()
     if args.suite == "iobench":
         from validation import iobench as suite
-    elif args.suite == "versions":
-        from validation import versions as suite
-    else:
-        from validation import flushing as suite
 
-    if args.suite == "iobench":
-        res = suite.run_suite(jobs=args.jobs or default_jobs())
-    else:
-        from validation.common import progress_line
-
-        res = suite.run_suite(jobs=args.jobs or default_jobs(), progress=progress_line(args.suite))
+        res = suite.run_suite(jobs=jobs)
+    else:                                   # the scenario suites: a line as each run ends
+        if args.suite == "versions":
+            from validation import versions as suite
+        else:
+            from validation import flushing as suite
+        res = suite.run_suite(jobs=jobs, progress=progress_line(args.suite))
     if args.json:
         print(json.dumps(res.to_json(), indent=2))
     else:
