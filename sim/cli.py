@@ -186,17 +186,17 @@ def _run_oltp(scn, out_dir, args) -> int:
 def _cmd_sweep(args) -> int:
     from sim.config import read_scenario_doc, scenario_and_doc
     from sim.sweep import (Cache, SweepSpec, ci_table, default_cache_dir, display_frame, expand, parse_grid,
-                           parse_range, run_points, runs_table, write_tables)
+                           parse_range, point_notes, run_points, runs_table, write_tables)
     from sim.report import check_output_file
 
     src = args.scenario
     path = Path(src)
     base = read_scenario_doc(path)
+    said: list[str] = []
     if args.my_cnf or args.server_vars:
         scn, base = scenario_and_doc(base, src, path.stem, args.set or [], args.my_cnf or [],
                                      server_vars=args.server_vars)
-        for note in scn.notes:
-            print(f"innosim: note: {note}", file=sys.stderr)
+        said = list(scn.notes)
     grid = tuple(parse_grid(g) for g in args.grid or [])
     ranges = tuple(parse_range(r, base, src) for r in args.range or [])
     if ranges and not args.random:
@@ -217,6 +217,8 @@ def _cmd_sweep(args) -> int:
     spec = SweepSpec(grid=grid, ranges=ranges, random_n=args.random, replicates=args.replicates)
     keys = spec.keys
     points = expand(base, src, path.stem, spec, args.set or [])
+    for note in dict.fromkeys(said + point_notes(points)):
+        print(f"innosim: note: {note}", file=sys.stderr)
     cache = Cache(None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir())
     t0 = time.perf_counter()
     rows = run_points(points, cache, workers=args.workers, dask_scheduler=args.dask_scheduler)

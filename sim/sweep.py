@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import SCHEMA, Scenario, scenario_from_dict, setting_value
+from sim.config import SCHEMA, Scenario, parse_override, scenario_from_dict, setting_value
 
 RANGE_KINDS = ("size", "duration", "int", "float")
 
@@ -419,14 +419,34 @@ def _run_dask(points, unique, client, finished) -> None:
 
 # -- tables ---------------------------------------------------------------------------------
 
+def _swept_value(p: Point, key: str):
+    """A swept setting's value in a point's row: numbers in the scenario's units (1G is
+    1073741824), words as the grid gave them, since some map many to one (server.version
+    mysql-8.0.36 runs as mysql-8.0.30; each keeps its own row)."""
+    section, name = key.split(".")
+    value = _value_of(p.scenario, section, name)
+    if isinstance(value, str):
+        for text in p.overrides:
+            sec, k, given = parse_override(text)
+            if (sec, k) == (section, name) and isinstance(given, str):
+                return given
+    return value
+
+
+def point_notes(points: list[Point]) -> list[str]:
+    """The notes of the points' scenarios (a release mapped to a version, settings a version
+    ignores), each once, in the order the points first give them."""
+    return list(dict.fromkeys(n for p in points for n in p.scenario.notes))
+
+
 def runs_table(points: list[Point], rows: list[dict], keys: list[str]) -> pd.DataFrame:
-    """One row per run: swept parameters (in the scenario's units), replicate, seed, metrics."""
+    """One row per run: swept parameters (numbers in the scenario's units, words as given),
+    replicate, seed, metrics."""
     out = []
     for p, r in zip(points, rows):
         rec = {}
         for k in keys:
-            section, name = k.split(".")
-            rec[k] = _value_of(p.scenario, section, name)
+            rec[k] = _swept_value(p, k)
         rec["replicate"] = p.replicate
         rec["seed"] = p.seed
         rec.update({m: r.get(m) for m in METRICS})

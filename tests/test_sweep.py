@@ -220,3 +220,19 @@ def test_figures_of_a_metric_no_point_has():
     fig = heatmap_figure(part, "a", "b", "steady_tps_mean")
     shown = {t.get_text() for t in fig.axes[0].texts}
     assert shown == {"5,000", "5,100"} and len(fig.axes) == 2       # the two values and a colour bar
+
+
+def test_releases_swept_keep_their_own_rows_and_say_what_they_run_as(tiny, tmp_path, capsys):
+    """Two releases that run as one version (mysql-8.0.36 and 8.0.40 as mysql-8.0.30) are two
+    rows labelled as given, simulated once, with the mapping said once each."""
+    out = tmp_path / "v.parquet"
+    args = ["sweep", str(tiny), "--grid", "server.version=mysql-8.0.36,8.0.40,mysql-5.7", "-o", str(out),
+            "--no-cache", "--workers", "1"]
+    assert main(args) == 0
+    runs = pd.read_parquet(out)
+    assert list(runs["server.version"]) == ["mysql-8.0.36", "8.0.40", "mysql-5.7"]
+    assert runs.loc[0, "run_key"] == runs.loc[1, "run_key"] != runs.loc[2, "run_key"]
+    err = capsys.readouterr().err
+    assert err.count("server.version 'mysql-8.0.36' is simulated as mysql-8.0.30") == 1
+    assert err.count("server.version '8.0.40' is simulated as mysql-8.0.30") == 1
+    assert "mysql-5.7' is simulated" not in err
