@@ -55,16 +55,21 @@ def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
 
 
 _NAMED_RELEASE = re.compile(r"^(mysql|mariadb)-(\d+\.\d+)(\.\d+)?$", re.IGNORECASE)
+_BARE_SERIES = re.compile(r"^(\d+)\.(\d+)$")
 
 
 def _release_text(value: object) -> str:
     """A written release as the server reports its version: mysql-8.0.36 -> 8.0.36, mariadb-11.4 ->
-    11.4.0-MariaDB; anything else as it is."""
+    11.4.0-MariaDB; a bare series as its first release (MySQL's majors are 5, 8 and 9, MariaDB's
+    10 and 11): 8.0 -> 8.0.0, 11.4 -> 11.4.0-MariaDB; anything else as it is."""
     text = value.strip() if isinstance(value, str) else ""
     m = _NAMED_RELEASE.match(text)
     if m:
         product, major_minor, patch = m.groups()
         text = major_minor + (patch or ".0") + ("-MariaDB" if product.lower() == "mariadb" else "")
+    m = _BARE_SERIES.match(text)
+    if m:
+        text += ".0" + ("-MariaDB" if int(m.group(1)) >= 10 else "")
     return text
 
 
@@ -79,12 +84,20 @@ def release_series(value: object) -> str | None:
 
 def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     """`server.version` as a scenario writes it: one of VERSIONS, or a release (mysql-8.0.36,
-    mariadb-11.4, 8.0.36, 10.11.6-MariaDB) mapped as a server's `version` variable is, with a note
-    naming what it runs as unless that is the release's own series (mysql-5.7.44 is mysql-5.7)."""
+    mariadb-11.4, 8.0.36, 10.11.6-MariaDB, 8.4) mapped as a server's `version` variable is, with a
+    note naming what it runs as unless that is the release's own series (mysql-5.7.44 is
+    mysql-5.7). A bare 8.0 is refused: 8.0.30 changed the redo log, so it names two versions."""
     if isinstance(value, str) and value in VERSIONS:
         return value, None
-    allowed = ", ".join(VERSIONS) + ", or a release such as mysql-8.0.36, mariadb-11.4.2 or 10.11.6-MariaDB"
+    allowed = ", ".join(VERSIONS) + ", or a release such as mysql-8.0.36, mariadb-11.4.2, 10.11.6-MariaDB or 8.4"
     text = _release_text(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise InputError(where, "server.version", f"{value!r} is a number (TOML reads 10.10 as 10.1)",
+                         'a string in quotes, e.g. version = "8.4" or "mariadb-10.11"')
+    if isinstance(value, str) and value.strip() == "8.0":
+        raise InputError(where, "server.version", "'8.0' is two simulated versions, whose redo logs differ",
+                         "mysql-8.0 (8.0.0 to 8.0.29) or mysql-8.0.30 (8.0.30 and later), or the release, "
+                         "e.g. 8.0.36")
     if not _VERSION_RE.match(text):
         raise InputError(where, "server.version", f"{value!r} is not allowed", allowed)
     try:
