@@ -163,7 +163,7 @@ class BufferPool:
         # When no instance can ever evict (all its pages fit with room for the LRU scan depth's free
         # pages), the LRU order is never consulted and its upkeep on hits is skipped.
         per_inst = np.bincount(self.inst_of, minlength=n_instances)
-        self.lru_order_matters = bool(per_inst.max() + lru_scan_depth > frames_per_instance)
+        self.lru_order_matters = bool(int(per_inst.max()) + lru_scan_depth > frames_per_instance)
         self.try_lru_scan = True       # MariaDB buf_pool.try_LRU_scan: a free-block scan of the LRU may pay
 
     # -- sizes --------------------------------------------------------------------------------

@@ -94,8 +94,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "innodb_adaptive_max_sleep_delay": Key("innodb_adaptive_max_sleep_delay_us", "int", 150000, 0, 1000000,
                                                doc="upper bound of the self-tuned innodb_thread_sleep_delay, "
                                                    "in microseconds (0: no tuning)"),
-        "innodb_io_capacity": Key("innodb_io_capacity", "int", 200, 100, 2**32),
-        "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**32,
+        "innodb_io_capacity": Key("innodb_io_capacity", "int", 200, 100, 2**64 - 1),
+        "innodb_io_capacity_max": Key("innodb_io_capacity_max", "int", 2000, 100, 2**64 - 1,
                                       doc="default max(2000, 2 x innodb_io_capacity); 8.4: 2 x innodb_io_capacity"),
         "innodb_page_cleaners": Key("innodb_page_cleaners", "int", 4, 1, 64,
                                     doc="5.7+: page cleaner threads (at most the instances; 8.4 default: instances)"),
@@ -150,10 +150,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "innodb_max_dirty_pages_pct": Key("innodb_max_dirty_pages_pct", "int", 75, 0, 99),
         "innodb_max_dirty_pages_pct_lwm": Key("innodb_max_dirty_pages_pct_lwm", "int", 0, 0, 99),
         "innodb_flushing_avg_loops": Key("innodb_flushing_avg_loops", "int", 30, 1, 1000),
-        "innodb_lru_scan_depth": Key("innodb_lru_scan_depth", "int", 1024, 100, 2**32),
+        "innodb_lru_scan_depth": Key("innodb_lru_scan_depth", "int", 1024, 100, 2**64 - 1),
         "innodb_flush_neighbors": Key("innodb_flush_neighbors", "int", 1, 0, 2),
         "innodb_old_blocks_pct": Key("innodb_old_blocks_pct", "int", 37, 5, 95),
-        "innodb_old_blocks_time": Key("innodb_old_blocks_time_ms", "int", 1000, 0, 2**32),
+        "innodb_old_blocks_time": Key("innodb_old_blocks_time_ms", "int", 1000, 0, 2**32 - 1),
     },
     "hardware": {
         "device": Key("device", "str", "fusionio-2012",

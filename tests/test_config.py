@@ -255,3 +255,19 @@ def test_mount_options_left_out_follow_the_kernel_era(tmp_path, fs):
     given = load_scenario(write(tmp_path, f"[hardware]\nfilesystem = \"{fs}\"\nkernel = \"modern\"\n"
                                           "mount_options = \"relatime\"\n"))
     assert given.hardware.mount_options == "relatime"
+
+
+@pytest.mark.parametrize("key, top", [
+    ("innodb_io_capacity", 2**64 - 1), ("innodb_io_capacity_max", 2**64 - 1),
+    ("innodb_lru_scan_depth", 2**64 - 1), ("innodb_old_blocks_time", 2**32 - 1),
+])
+def test_upper_bounds_are_the_servers(key, top):
+    """The server's own maxima (MYSQL_SYSVAR_ULONG up to ~0UL on 64-bit Linux, UINT for
+    innodb_old_blocks_time; MariaDB's sysvars_innodb.result NUMERIC_MAX_VALUE): the top is taken,
+    one more is refused with the range in whole numbers."""
+    extra = ["server.innodb_io_capacity_max=18446744073709551615"] if key == "innodb_io_capacity" else []
+    s = scenario_from_dict({}, "s.toml", overrides=extra + [f"server.{key}={top}"])
+    assert getattr(s.server, SCHEMA["server"][key].attr) == top
+    with pytest.raises(InputError) as err:
+        scenario_from_dict({}, "s.toml", overrides=[f"server.{key}={top + 1}"])
+    assert f"to {top})" in str(err.value)

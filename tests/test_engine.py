@@ -129,6 +129,20 @@ def test_tiny_log_runs_and_shows_its_pathology():
     assert s["sync_flush_thread_s"] > 0 or s["pages_flushed_per_s"]["sync"] > 0
 
 
+@pytest.mark.parametrize("version", ["mysql-5.6", "mysql-8.0", "mariadb-10.11"])
+def test_the_servers_largest_limits_run(version):
+    """innodb_io_capacity(_max) and innodb_lru_scan_depth at the server's maximum (2**64 - 1, a
+    number no int64 array holds) and innodb_old_blocks_time at 2**32 - 1 run: the LRU tail is
+    scanned to its end every second."""
+    top = 2**64 - 1
+    doc = small_doc(server__version=version, server__innodb_io_capacity=top, server__innodb_io_capacity_max=top,
+                    server__innodb_lru_scan_depth=top, server__innodb_old_blocks_time=2**32 - 1,
+                    run__duration="2s")
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
+    assert summary(res)["commits"] > 0
+
+
 def test_log_buffer_margin_is_a_log_write_wait_not_a_sync_flush():
     """log_free_check's log_flush_margin (a half-full log buffer with flush_log_at_trx_commit = 0)
     waits for a log write: the threads show in log write wait, none in sync flush, since checkpoint
