@@ -278,7 +278,7 @@ def _cmd_validate(args) -> int:
 def _cmd_calibrate(args) -> int:
     from models.block_layer import NR_REQUESTS, QUEUE_DEPTH_SATA, BlockLayerConfig
     from sim.calibrate import calibrate_fio, cfq_fingerprints, holdout_summary, report_rows
-    from sim.fio import read_fio_json
+    from sim.fio import fio_files, read_fio_json
     from sim.report import check_output_file, format_rows, write_atomic
 
     if args.kind == "trace":
@@ -290,7 +290,7 @@ def _cmd_calibrate(args) -> int:
     out = Path(args.output) if args.output else None
     if out is not None:
         check_output_file(out, "-o", "a file path for the profile JSON, in an existing directory")
-    jobs = [j for f in args.files for j in read_fio_json(f)]
+    jobs = [j for f in fio_files(args.files) for j in read_fio_json(f)]
     name = args.name or (out.stem if out else "fitted")
     host = None
     if args.host_elevator is not None:
@@ -581,7 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="fit a device profile to fio results, or workload quantities to a "
                                            "measured server trace")
     cal.add_argument("kind", help="fio or trace")
-    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files, or trace files: sysbench or "
+    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files (or directories of *.json), or trace files: sysbench or "
                                              "tpcc-mysql output, mysqladmin extended-status output, CSV samples "
                                              "(gzip allowed)")
     cal.add_argument("-o", "--output", help="profile JSON (fio) or fitted scenario TOML (trace) to write")

@@ -303,6 +303,26 @@ def _sync(entries: list[dict], src: str, name: str) -> tuple[LatencyStats | None
     return _pool_latency(parts), sum(n for n, _ in parts)
 
 
+FIO_FILE_SUFFIXES = (".json", ".json.gz")
+
+
+def fio_files(paths) -> list[Path]:
+    """The fio output files named on a command line: a file as it is, a directory as the *.json
+    and *.json.gz files in it, in name order (fio-plot and bench scripts write one per job)."""
+    out: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = sorted(f for f in path.iterdir() if f.is_file() and f.name.endswith(FIO_FILE_SUFFIXES))
+        if not found:
+            raise InputError(str(path), "", "a directory with no fio output in it",
+                             "a directory of *.json or *.json.gz fio results, or the files themselves")
+        out += found
+    return out
+
+
 def read_fio_json(path: str | Path) -> list[FioJob]:
     """All jobs of one fio JSON / json+ output file (several documents allowed)."""
     return fio_jobs_from_text(_read_text(Path(path)), str(path))

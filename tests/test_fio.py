@@ -304,3 +304,32 @@ def test_log_with_a_bad_offset_or_priority_column(tmp_path):
     p.write_text("1000, 50000, 0, 4096, 8192, 1\n2000, 50000, 0, 4096, 8x92, 1\n")
     with pytest.raises(InputError, match="offset and priority columns"):
         read_fio_log(p)
+
+
+def test_a_directory_stands_for_its_fio_files(tmp_path):
+    """`calibrate fio DIR` reads the *.json and *.json.gz files in it, in name order, and nothing
+    else; a file named is read whatever its name; a directory without fio files is refused."""
+    from sim.fio import fio_files
+
+    for name in ("b.json", "a.json.gz", "SOURCE.md", "c.log"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "sub.json").mkdir()
+    assert [p.name for p in fio_files([tmp_path])] == ["a.json.gz", "b.json"]
+    assert fio_files([tmp_path / "c.log", str(tmp_path)])[0] == tmp_path / "c.log"
+    real = DATA / "fioplot-samsung-pm883"
+    if real.is_dir():
+        assert len(fio_files([real])) == len(list(real.glob("*.json")))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="no fio output") as err:
+        fio_files([empty])
+    assert err.value.source == str(empty)
+
+
+def test_calibrate_fio_on_an_empty_directory_is_one_line_and_exit_2(tmp_path, capsys):
+    from sim.cli import main
+
+    (tmp_path / "d").mkdir()
+    assert main(["calibrate", "fio", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no fio output" in err
