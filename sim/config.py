@@ -1004,10 +1004,7 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
             if len(hw[key if key != "data_files" else "data_files"]) > 1:
                 raise InputError(where("hardware", key), f"hardware.{key}", "a list (grid) is for iobench only",
                                  "one value for an oltp workload")
-        if run["resolution_s"] > run["duration_s"]:
-            raise InputError(where("run", "resolution"), "run.resolution",
-                             f"{run['resolution_s']:g}s is longer than the duration {run['duration_s']:g}s",
-                             "<= run.duration")
+        _check_tick_fits(run, origin, src)
         per_100ms = 0.1 / run["resolution_s"]
         if round(per_100ms) < 1 or abs(per_100ms - round(per_100ms)) > 1e-6:
             raise InputError(where("run", "resolution"), "run.resolution",
@@ -1029,10 +1026,21 @@ def _check_cross_fields(values: dict, origin: dict, src: str) -> None:
                 raise InputError(where("workload", "data_size"), "workload.data_size",
                                  f"{format_size(wl['data_bytes'])} over {n} files leaves less than one block per file",
                                  "at least block_size x data_files")
-    if run["resolution_s"] > run["duration_s"]:
-        raise InputError(where("run", "resolution"), "run.resolution",
+    _check_tick_fits(run, origin, src)
+
+
+def _check_tick_fits(run: dict, origin: dict, src: str) -> None:
+    """The series' tick (run.resolution) fits in the measured time; the message names the key the
+    user set: the resolution if given, else the duration (the tick is then the 10 ms default)."""
+    if run["resolution_s"] <= run["duration_s"]:
+        return
+    if ("run", "resolution") in origin:
+        raise InputError(origin[("run", "resolution")], "run.resolution",
                          f"{run['resolution_s']:g}s is longer than the duration {run['duration_s']:g}s",
                          "<= run.duration")
+    raise InputError(origin.get(("run", "duration"), src), "run.duration",
+                     f"{run['duration_s']:g}s is shorter than one tick of the series "
+                     f"(run.resolution, {run['resolution_s'] * 1000:g} ms)", f">= {run['resolution_s']:g}s")
 
 
 def scenario_doc_from_text(text: str, src: str) -> dict:
