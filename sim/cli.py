@@ -409,14 +409,15 @@ def _calibrate_trace(args) -> int:
                     progress=lambda text: print(f"fit [{time.perf_counter() - t0:6.0f} s] {text}", file=sys.stderr,
                                                 flush=True), series=series)
     fitted = scenario_from_dict(doc, args.scenario, name=base.name + "-fitted", overrides=res.overrides())
+    notes = trace.notes + res.notes            # what reading the files found, then what the fit did
     if args.json:
         print(json.dumps({"fitted": {k: {"value": float(v), "sd": float(sd)} for k, v, sd in
                                      zip(res.names, res.values, res.sd)},
                           "fixed": res.fixed, "series": res.series_error.to_dict(orient="records"),
                           "per_transaction": res.per_txn.to_dict(orient="records"),
-                          "simulations": res.evaluations, "notes": res.notes}, indent=2))
+                          "simulations": res.evaluations, "notes": notes}, indent=2))
     else:
-        for n in res.notes:
+        for n in notes:
             print(f"note: {n}")
         print(f"fitted on {warmup_s:g}-{duration_s:g} s of the trace, {res.evaluations} simulations of "
               f"{duration_s:g} s each:")

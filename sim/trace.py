@@ -397,7 +397,31 @@ def read_trace_bytes(raw: bytes, src: str) -> Trace:
         raise InputError(src, "", "not a recognised trace",
                          "sysbench --report-interval output, tpcc_start -i output, mysqladmin extended-status "
                          "-r -i N output, or a CSV with a time_s/timestamp column and server variable names")
-    return readers[kind](text, src)
+    try:
+        return readers[kind](text, src)
+    except InputError as err:
+        cut = _without_cut_last_line(text, err)
+        if cut is None:
+            raise
+        first = err
+    try:
+        trace = readers[kind](cut, src)
+    except InputError:
+        raise first from None
+    trace.notes.append(f"{src} {first.field} left out: it ends the file without a newline, cut short "
+                       "(a file copied while the benchmark still wrote it)")
+    return trace
+
+
+def _without_cut_last_line(text: str, err: InputError) -> str | None:
+    """The text without its last line, when that line is unterminated and is the one `err` is
+    about; else None."""
+    if text.endswith("\n") or not err.field.startswith("line "):
+        return None
+    last_no = text.count("\n") + 1
+    if err.field != f"line {last_no}":
+        return None
+    return text[: text.rfind("\n") + 1]
 
 
 def read_trace(path: str | Path) -> Trace:

@@ -258,3 +258,59 @@ def test_merge_shifts_a_files_clock():
     assert f.loc[1.0, "log_lsn_checkpoint_age"] == 30.0 and f.loc[1.0, "tps"] == 1770.34
     assert (m.frame["time_s"] > 0).all()
     assert any("-2 s" in n for n in m.notes)
+
+
+@pytest.mark.parametrize("text, lines", [
+    (SYSBENCH.split("SQL statistics")[0].rstrip("\n")[:-40], 3),
+    (TPCC.split("\n\nSTOPPING")[0][:-30] + "", 1),
+])
+def test_an_unterminated_last_line_cut_short_is_left_out_with_a_note(text, lines):
+    """A file copied while the benchmark still wrote it ends in part of a line: that line is left
+    out, with a note naming it; the rest is read as usual."""
+    assert not text.endswith("\n")
+    tr = read_trace_bytes(text.encode(), "live.txt")
+    n = text.count("\n") + 1
+    assert [x for x in tr.notes if "left out" in x] == [
+        f"live.txt line {n} left out: it ends the file without a newline, cut short "
+        "(a file copied while the benchmark still wrote it)"]
+    assert len(tr.frame) == lines * (1 if tr.kind == "sysbench" else 10)
+
+
+def test_a_bad_line_is_refused_when_the_file_goes_on_or_ends_with_a_newline():
+    cut = SYSBENCH.split("SQL statistics")[0].rstrip("\n")[:-40]
+    with pytest.raises(InputError, match="line 12"):
+        read_trace_bytes((cut + "\n").encode(), "t.txt")                   # ended properly: a bad line
+    lines = SYSBENCH.splitlines()
+    lines[9] = lines[9][:-40]                                               # cut in the middle of the file
+    with pytest.raises(InputError, match="line 10"):
+        read_trace_bytes("\n".join(lines).encode(), "t.txt")
+
+
+def test_trace_notes_reach_the_fit_output(tmp_path, monkeypatch, capsys):
+    """What reading the trace found (here a cut last line) is printed with the fit's notes."""
+    import sim.cli as cli
+    from sim.trace_fit import FitResult
+
+    text = SYSBENCH.split("SQL statistics")[0].rstrip("\n")[:-40]
+    trace = write(tmp_path, "sb.txt", "\n".join(text.splitlines()[:9]) + "\n" + "\n".join(
+        f"[ {s}s ] thds: 16 tps: 1750.70 qps: 35006.04 (r/w/o: 24496.85/7007.80/3501.40) lat (ms,95%): 13.70 "
+        "err/s: 0.00 reconn/s: 0.00" for s in range(1, 31)) + "\n[ 31s ] thds: 16 tps: 17")
+    scn = write(tmp_path, "s.toml", '[workload]\nkind = "oltp"\nwarehouses = 1\n')
+    seen = {}
+
+    def fake_fit(doc, src, tr, fit, warmup_s, duration_s, **kw):
+        seen["notes"] = list(tr.notes)
+        return FitResult(["workload.cpu_per_txn"], np.array([0.001]), np.array([0.0]), {},
+                         pd.DataFrame({"series": [], "fitted": [], "measured_mean": [], "simulated_mean": [],
+                                       "mean_error_pct": [], "nrms_pct": []}),
+                         tr.frame, tr.frame, 1, ["the fit's own note"])
+
+    monkeypatch.setattr("sim.trace_fit.fit_trace", fake_fit)
+    code = cli.main(["calibrate", "trace", str(trace), "--scenario", str(scn), "--fit", "workload.cpu_per_txn",
+                     "--duration", "30s", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    notes = __import__("json").loads(out)["notes"]
+    assert notes[0].endswith("line 40 left out: it ends the file without a newline, cut short "
+                             "(a file copied while the benchmark still wrote it)")
+    assert notes[-1] == "the fit's own note"
