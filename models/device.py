@@ -328,7 +328,12 @@ def load_profile(name_or_path: str) -> DeviceProfile:
             raise InputError(name_or_path, "", "no such device profile",
                              "a built-in name (" + ", ".join(builtin_profile_names()) + ") or a JSON file")
         src = str(path)
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_bytes().decode("utf-8-sig")    # a BOM (Windows editors) is dropped
+        except UnicodeDecodeError:
+            raise InputError(src, "", "not UTF-8 text", "a device profile JSON file") from None
+        except OSError as err:
+            raise InputError(src, "", f"cannot be read: {err.strerror}", "a readable device profile") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

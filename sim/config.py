@@ -1044,9 +1044,10 @@ def _check_tick_fits(run: dict, origin: dict, src: str) -> None:
 
 
 def scenario_doc_from_text(text: str, src: str) -> dict:
-    """A scenario document from TOML text (not yet validated)."""
+    """A scenario document from TOML text (not yet validated); a leading byte-order mark (editors
+    on Windows write one) is dropped."""
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as err:
         raise InputError(src, "", f"invalid TOML: {err}", "TOML 1.0") from None
 
@@ -1058,9 +1059,11 @@ def read_scenario_doc(path: str | Path) -> dict:
     if not p.is_file():
         raise InputError(src, "", "no such scenario file", "a path to a .toml file")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(src, "", "not UTF-8 text", "a TOML file") from None
+    except OSError as err:
+        raise InputError(src, "", f"cannot be read: {err.strerror}", "a readable scenario file") from None
     return scenario_doc_from_text(text, src)
 
 

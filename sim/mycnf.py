@@ -118,23 +118,29 @@ def _value(text: str) -> str:
     return _unescape(text)
 
 
-def read_option_text(path: Path, where: str) -> str:
+VARIABLES_FILE = "SHOW GLOBAL VARIABLES output, mysqladmin variables output or a JSON object of variables"
+
+
+def read_option_text(path: Path, where: str, variables: bool = False) -> str:
+    """A my.cnf's text (or, with `variables`, a server's variables file's: sim.server_vars)."""
+    what, allowed = ("variables file", VARIABLES_FILE) if variables else ("option file", "a my.cnf text file")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(where, "", "no such option file", "a my.cnf path") from None
-    except IsADirectoryError:
-        raise InputError(where, "", "is a directory", "an option file (use !includedir inside one for a directory)") \
+        raise InputError(where, "", f"no such {what}", "a path to " + allowed if variables else "a my.cnf path") \
             from None
+    except IsADirectoryError:
+        raise InputError(where, "", "is a directory", allowed if variables else
+                         "an option file (use !includedir inside one for a directory)") from None
     except OSError as err:
-        raise InputError(where, "", f"cannot be read: {err.strerror}", "a readable option file") from None
+        raise InputError(where, "", f"cannot be read: {err.strerror}", f"a readable {what}") from None
     if b"\x00" in data:
-        raise InputError(where, "", "is not a text option file (it holds NUL bytes)", "a my.cnf text file")
+        raise InputError(where, "", f"is not a text {what} (it holds NUL bytes)", allowed)
     try:
         return data.decode("utf-8-sig")              # a BOM (Windows editors) is not part of the text
     except UnicodeDecodeError as err:
         line = data[:err.start].count(b"\n") + 1
-        raise InputError(f"{where} line {line}", "", "is not UTF-8 text", "a my.cnf text file") from None
+        raise InputError(f"{where} line {line}", "", "is not UTF-8 text", allowed) from None
 
 
 def read_options(paths: list[str] | tuple[str, ...], groups: tuple[str, ...],

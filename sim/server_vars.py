@@ -114,7 +114,7 @@ def read_variables(path: str, text_of: dict[str, str] | None = None) -> list[tup
     """(name, value, line) of every variable in the file, in order."""
     text = (text_of or {}).get(path)
     if text is None:
-        text = read_option_text(Path(path), path)
+        text = read_option_text(Path(path), path, variables=True)
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:

@@ -274,3 +274,31 @@ def test_upper_bounds_are_the_servers(key, top):
     with pytest.raises(InputError) as err:
         scenario_from_dict({}, "s.toml", overrides=[f"server.{key}={top + 1}"])
     assert f"to {top})" in str(err.value)
+
+
+def test_files_with_a_byte_order_mark_or_unreadable_get_read_or_one_message(tmp_path, monkeypatch):
+    """Windows editors start UTF-8 files with a BOM: scenario and device profile files load with
+    it; a file that is not UTF-8 or cannot be read is one message naming it (no traceback)."""
+    from models.device import load_profile
+
+    bom = b"\xef\xbb\xbf"
+    scn = tmp_path / "bom.toml"
+    scn.write_bytes(bom + b'[run]\r\nduration = "2s"\r\n')
+    assert load_scenario(scn).run.duration_s == 2.0
+    dev = tmp_path / "dev.json"
+    dev.write_bytes(bom + (ROOT / "models" / "profiles" / "samsung-pm883.json").read_bytes())
+    got, shipped = load_profile(str(dev)), load_profile("samsung-pm883")
+    assert (got.name, got.parallelism, got.classes) == (shipped.name, shipped.parallelism, shipped.classes)
+    dev.write_bytes(b"\xff\xfe{\x00")
+    with pytest.raises(InputError, match="not UTF-8 text") as err:
+        load_profile(str(dev))
+    assert err.value.source == str(dev)
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(InputError, match="cannot be read: Permission denied"):
+        load_scenario(scn)
+    with pytest.raises(InputError, match="cannot be read: Permission denied"):
+        load_profile(str(tmp_path / "bom.toml"))

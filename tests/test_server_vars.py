@@ -199,3 +199,16 @@ def test_reader_keeps_line_numbers(tmp_path):
     p.write_text("Variable_name\tValue\n\nversion\t5.6.51\n")
     assert read_variables(str(p)) == [("version", "5.6.51", 3)]
     assert settings_from_variables(str(p))[0] == "mysql-5.6"
+
+
+def test_a_missing_or_binary_variables_file_is_named_as_one(tmp_path):
+    """The messages speak of a variables file and what it may hold, not of a my.cnf."""
+    for path, needle in ((tmp_path / "nope.tsv", "no such variables file"), (tmp_path, "is a directory")):
+        with pytest.raises(InputError) as err:
+            scenario(path)
+        assert needle in str(err.value) and "SHOW GLOBAL VARIABLES output" in str(err.value)
+        assert "my.cnf" not in str(err.value)
+    binary = tmp_path / "vars.bin"
+    binary.write_bytes(b"version\x008.0.36\n")
+    with pytest.raises(InputError, match="not a text variables file"):
+        scenario(binary)
