@@ -523,6 +523,14 @@ def _merge_option_files(doc: dict, origin: dict, src: str, overrides, option_fil
     return notes + cnf.notes
 
 
+# Keys that give one quantity two ways (the data's size; the load's pace): a --set of one replaces
+# the other where the scenario or an option file gave it, rather than clash with it.
+_ALTERNATIVES = {("workload", "data_size"): ("workload", "warehouses"),
+                 ("workload", "warehouses"): ("workload", "data_size"),
+                 ("workload", "rate"): ("workload", "think_time"),
+                 ("workload", "think_time"): ("workload", "rate")}
+
+
 def scenario_from_dict(doc: dict, src: str, name: str = "scenario",
                        overrides: list[str] | tuple[str, ...] = (),
                        option_files: list[str] | tuple[str, ...] = (),
@@ -554,18 +562,23 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
             origin[(section, key)] = src
     cnf_notes = _merge_option_files(doc, origin, src, overrides, option_files, option_texts, server_vars)
     merged = {k: dict(v) if isinstance(v, dict) else v for k, v in doc.items()}
+    set_notes: list[str] = []               # what --set and server.version changed
     for text in overrides:
         section, key, value = parse_override(text)
         if section not in SCHEMA:
             raise InputError("--set", f"{section}.{key}", "unknown section", ", ".join(SCHEMA))
         doc.setdefault(section, {})[key] = value
         origin[(section, key)] = "--set"
-    version_notes: list[str] = []
+        other = _ALTERNATIVES.get((section, key))
+        if other is not None and other[1] in doc.get(other[0], {}) and origin.get(other) != "--set":
+            # The scenario's way of giving the same quantity gives way to the one set here.
+            del doc[other[0]][other[1]]
+            set_notes.append(f"--set {section}.{key} replaces {other[0]}.{other[1]} of {origin.pop(other)}")
     if isinstance(doc.get("server"), dict) and "version" in doc["server"]:
         from sim.server_vars import scenario_version
 
         doc["server"]["version"], note = scenario_version(doc["server"]["version"], origin[("server", "version")])
-        version_notes += [note] if note else []
+        set_notes += [note] if note else []
     values: dict[str, dict[str, Any]] = {}
     for section, keys in SCHEMA.items():
         body = doc.get(section, {})
@@ -583,7 +596,7 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
     hw = values["hardware"]
     if hw["mount_options"] is None and len(hw["kernel"]) == 1:
         hw["mount_options"] = ERA_MOUNT_OPTIONS[hw["kernel"][0]]
-    notes = version_notes + cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
+    notes = set_notes + cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
     _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
     return Scenario(

@@ -302,3 +302,21 @@ def test_files_with_a_byte_order_mark_or_unreadable_get_read_or_one_message(tmp_
         load_scenario(scn)
     with pytest.raises(InputError, match="cannot be read: Permission denied"):
         load_profile(str(tmp_path / "bom.toml"))
+
+
+def test_set_of_one_way_to_give_a_quantity_replaces_the_scenarios_other_way(tmp_path):
+    """data_size and warehouses both size the data, rate and think_time both pace the load: a
+    --set of one replaces the other where the file gave it (with a note); the file giving both,
+    or --set giving both, is still refused."""
+    base = '[workload]\nkind = "oltp"\nwarehouses = 50\nthink_time = "1s"\n'
+    p = write(tmp_path, base)
+    s = load_scenario(p, ["workload.data_size=2G", "workload.rate=100"])
+    assert s.workload.data_bytes == 2 << 30 and s.workload.warehouses is None
+    assert s.workload.rate_tps == 100 and s.workload.think_s == 0
+    assert f"--set workload.data_size replaces workload.warehouses of {p}" in s.notes
+    assert f"--set workload.rate replaces workload.think_time of {p}" in s.notes
+    assert load_scenario(p).workload.warehouses == 50                     # the file alone is as it was
+    with pytest.raises(InputError, match="given together with data_size"):
+        load_scenario(p, ["workload.data_size=2G", "workload.warehouses=3"])
+    with pytest.raises(InputError, match="given together with data_size"):
+        load_scenario(write(tmp_path, base + 'data_size = "2G"\n', "both.toml"))
