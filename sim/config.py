@@ -142,9 +142,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                             "(0: no wait)"),
         "binlog_commit_wait_usec": Key("binlog_commit_wait_usec", "int", 100000, 0, 4294967295,
                                        doc="MariaDB: but no longer than this many microseconds"),
-        "innodb_flush_log_at_timeout": Key("innodb_flush_log_at_timeout_s", "int", 1, 1, 2700,
+        "innodb_flush_log_at_timeout": Key("innodb_flush_log_at_timeout_s", "int", 1, 0, 2700,
                                            doc="seconds between background log flushes (what makes "
-                                               "innodb_flush_log_at_trx_commit = 0 or 2 durable)"),
+                                               "innodb_flush_log_at_trx_commit = 0 or 2 durable; "
+                                               "MySQL from 1, MariaDB from 0: each second)"),
         "innodb_adaptive_flushing": Key("innodb_adaptive_flushing", "bool", True),
         "innodb_adaptive_flushing_lwm": Key("innodb_adaptive_flushing_lwm", "int", 10, 0, 70),
         "innodb_max_dirty_pages_pct": Key("innodb_max_dirty_pages_pct", "int", 75, 0, 99),
@@ -689,6 +690,11 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         if key in v.removed:
             notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
                          "compatibility with old my.cnf files (the server's startup warning)")
+    if srv["innodb_flush_log_at_timeout_s"] == 0 and not v.is_mariadb:
+        # MYSQL_SYSVAR_UINT(flush_log_at_timeout, ..., 1, 0, 2700, 0) in MySQL; MariaDB's minimum
+        # is 0, where srv_sync_log_buffer_in_background flushes at each master thread second.
+        raise InputError(origin[("server", "innodb_flush_log_at_timeout")], "server.innodb_flush_log_at_timeout",
+                         f"0 is below {v.label}'s minimum (MariaDB's is 0)", "int from 1 to 2700")
     algo = srv["innodb_checksum_algorithm"]
     if "innodb_checksum_algorithm" in given and algo not in v.checksum_algorithms:
         raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",

@@ -143,6 +143,17 @@ def test_the_servers_largest_limits_run(version):
     assert summary(res)["commits"] > 0
 
 
+def test_mariadb_flush_log_at_timeout_0_flushes_each_second_as_1_does():
+    """MariaDB's minimum is 0: srv_sync_log_buffer_in_background's difftime >= 0 holds at every
+    master thread second, so 0 runs as 1 (MySQL refuses 0)."""
+    runs = [Server(scenario_from_dict(version_doc("mariadb-10.11", server__innodb_flush_log_at_trx_commit=2,
+                                                  server__innodb_flush_log_at_timeout=t, run__duration="3s"),
+                                      "t")).run() for t in (0, 1)]
+    assert np.array_equal(runs[0].counters, runs[1].counters)
+    with pytest.raises(InputError, match="below MySQL 5.6's minimum"):
+        scenario_from_dict(small_doc(server__innodb_flush_log_at_timeout=0), "t")
+
+
 def test_log_buffer_margin_is_a_log_write_wait_not_a_sync_flush():
     """log_free_check's log_flush_margin (a half-full log buffer with flush_log_at_trx_commit = 0)
     waits for a log write: the threads show in log write wait, none in sync flush, since checkpoint
