@@ -582,9 +582,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="fit a device profile to fio results, or workload quantities to a "
                                            "measured server trace")
     cal.add_argument("kind", help="fio or trace")
-    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files (or directories of *.json), or trace files: sysbench or "
-                                             "tpcc-mysql output, mysqladmin extended-status output, CSV samples "
-                                             "(gzip allowed)")
+    cal.add_argument("files", nargs="*", help="fio JSON / json+ output files (or directories of *.json), or "
+                                             "trace files: sysbench or tpcc-mysql output, mysqladmin "
+                                             "extended-status output, CSV samples (gzip allowed)")
     cal.add_argument("-o", "--output", help="profile JSON (fio) or fitted scenario TOML (trace) to write")
     cal.add_argument("--scenario", help="trace: the scenario the trace was measured on")
     cal.add_argument("--fit", action="append", help="trace: a parameter to fit, key or key=lo:hi (repeatable; "

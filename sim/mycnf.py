@@ -127,7 +127,7 @@ def read_option_text(path: Path, where: str, variables: bool = False) -> str:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(where, "", f"no such {what}", "a path to " + allowed if variables else "a my.cnf path") \
+        raise InputError(where, "", f"no such {what}", ("a path to " + allowed) if variables else "a my.cnf path") \
             from None
     except IsADirectoryError:
         raise InputError(where, "", "is a directory", allowed if variables else
