@@ -88,11 +88,43 @@ def check_output_file(path: Path, flag: str, allowed: str) -> None:
         raise InputError(str(path), flag, f"its directory cannot be written ({reason})", allowed)
 
 
+_UMASK: int | None = None
+
+
+def _new_file_mode(path: Path) -> int:
+    """The mode open(path, "w") would leave: an existing file's own, else 0o666 less the umask
+    (mkstemp makes its file 0o600, which would hide every output from the user's group)."""
+    global _UMASK
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        pass
+    if _UMASK is None:
+        _UMASK = _read_umask()
+    return 0o666 & ~_UMASK
+
+
+def _read_umask() -> int:
+    """The process's umask: Linux shows it in /proc/self/status; elsewhere os.umask, which sets
+    it as it returns it, is put back at once."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write a file whole or not at all: a temporary file in the same folder, then a rename."""
+    """Write a file whole or not at all: a temporary file in the same folder, then a rename. The
+    file gets the mode a plain write would give it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.chmod(tmp, _new_file_mode(path))
         if isinstance(text, bytes):
             with os.fdopen(fd, "wb") as fh:
                 fh.write(text)

@@ -200,3 +200,28 @@ def test_jobs_and_workers_are_one_option_everywhere():
     assert p.parse_args(["iobench", "--workers", "3"]).jobs == 3
     assert p.parse_args(["validate", "flushing", "--workers", "3"]).jobs == 3
     assert p.parse_args(["sweep", "s.toml", "--jobs", "3"]).workers == 3
+
+
+def test_output_files_get_the_mode_a_plain_write_gives(tmp_path):
+    """write_atomic's temporary file is 0o600 (mkstemp); the file it becomes is 0o666 less the
+    umask, as open() would make it, and a file written over keeps its own mode."""
+    import os
+    import stat
+
+    from sim.report import write_atomic
+
+    old = os.umask(0o027)
+    try:
+        import sim.report as report
+        report._UMASK = None                      # read again under this umask
+        new = tmp_path / "new.json"
+        write_atomic(new, "{}")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o640
+        kept = tmp_path / "kept.csv"
+        kept.write_text("a")
+        kept.chmod(0o604)
+        write_atomic(kept, b"b")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o604 and kept.read_bytes() == b"b"
+    finally:
+        os.umask(old)
+        report._UMASK = None
