@@ -4,7 +4,8 @@ Reads what users can get from any server without a my.cnf:
 * `mysql -e "SHOW GLOBAL VARIABLES" > vars.tsv` (tab-separated, with or without the
   Variable_name / Value header; `mysql -B -N` output too);
 * `mysqladmin variables` / `mariadb-admin variables` (the `| Variable_name | Value |` table);
-* a JSON object of name -> value (as the live capture kit stores them in capture.json).
+* a JSON object of name -> value, or the live capture kit's capture.json (its
+  database.variables).
 
 `version` picks `server.version`: 5.6.x mysql-5.6, 5.7.x mysql-5.7, 8.0.0-8.0.29 mysql-8.0,
 8.0.30+ mysql-8.0.30, 8.4.x mysql-8.4; MariaDB 10.5 to 11.x mariadb-10.11 (10.5 is where the
@@ -122,9 +123,12 @@ def read_variables(path: str, text_of: dict[str, str] | None = None) -> list[tup
         except json.JSONDecodeError as err:
             raise InputError(f"{path} line {err.lineno}", "", f"not valid JSON: {err.msg}",
                              "a JSON object of variable names and values") from None
+        if isinstance(doc, dict) and isinstance(doc.get("database"), dict) \
+                and isinstance(doc["database"].get("variables"), dict):
+            doc = doc["database"]["variables"]      # the live capture kit's capture.json, whole
         if not isinstance(doc, dict) or not all(isinstance(v, (str, int, float, bool)) for v in doc.values()):
             raise InputError(path, "", "a JSON file of variables must be one object of names and plain values",
-                             '{"innodb_io_capacity": "200", ...}')
+                             '{"innodb_io_capacity": "200", ...}, or the capture kit\'s capture.json')
         return [(str(k), str(v) if not isinstance(v, bool) else ("ON" if v else "OFF"), 0) for k, v in doc.items()]
     out = []
     for n, raw in enumerate(text.splitlines(), start=1):

@@ -212,3 +212,10 @@ def test_a_missing_or_binary_variables_file_is_named_as_one(tmp_path):
     binary.write_bytes(b"version\x008.0.36\n")
     with pytest.raises(InputError, match="not a text variables file"):
         scenario(binary)
+
+
+def test_the_capture_kits_capture_json_is_taken_whole():
+    """--server-vars capture.json reads its database.variables: the same server as variables.tsv."""
+    example = Path(__file__).resolve().parent.parent / "validation" / "live" / "example"
+    a, b = (scenario(example / name) for name in ("capture.json", "variables.tsv"))
+    assert a.server == b.server and a.server.version == "mariadb-10.11"
