@@ -127,7 +127,7 @@ def after_batch_56(state: AdaptiveState56, cur_lsn: int, flushed_pages: int) -> 
 BUF_FLUSH_LSN_SCAN_FACTOR = 3
 
 
-def pct_for_dirty_57(dirty_pct: float, max_dirty_pages_pct: int, max_dirty_pages_pct_lwm: int) -> int:
+def pct_for_dirty_57(dirty_pct: float, max_dirty_pages_pct: float, max_dirty_pages_pct_lwm: float) -> int:
     """af_get_pct_for_dirty (5.7) / Adaptive_flush::get_pct_for_dirty (8.0): a double dirty %,
     `>=` where 5.6 has `>`."""
     if dirty_pct == 0:

@@ -75,9 +75,9 @@ class ServerSettings:
     io_capacity: int = 200
     io_capacity_max: int = 2000
     adaptive_flushing: bool = True
-    adaptive_flushing_lwm_pct: int = 10
-    max_dirty_pages_pct: int = 75
-    max_dirty_pages_pct_lwm: int = 0
+    adaptive_flushing_lwm_pct: int | float = 10       # a fraction only on MariaDB (a double there)
+    max_dirty_pages_pct: int | float = 75          # a fraction only where the server takes one (5.7+, MariaDB)
+    max_dirty_pages_pct_lwm: int | float = 0
     flushing_avg_loops: int = 30
     lru_scan_depth: int = 1024
     flush_neighbors: int = 1

@@ -147,9 +147,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                                "innodb_flush_log_at_trx_commit = 0 or 2 durable; "
                                                "MySQL from 1, MariaDB from 0: each second)"),
         "innodb_adaptive_flushing": Key("innodb_adaptive_flushing", "bool", True),
-        "innodb_adaptive_flushing_lwm": Key("innodb_adaptive_flushing_lwm", "int", 10, 0, 70),
-        "innodb_max_dirty_pages_pct": Key("innodb_max_dirty_pages_pct", "int", 75, 0, 99),
-        "innodb_max_dirty_pages_pct_lwm": Key("innodb_max_dirty_pages_pct_lwm", "int", 0, 0, 99),
+        "innodb_adaptive_flushing_lwm": Key("innodb_adaptive_flushing_lwm", "float", 10, 0, 70,
+                                            doc="% of the redo capacity; MySQL: whole (ulong), MariaDB: a "
+                                                "fraction too (double)"),
+        "innodb_max_dirty_pages_pct": Key("innodb_max_dirty_pages_pct", "float", 75, 0, 99.999,
+                                          doc="5.6: whole, up to 99 (ulong); 5.7+ and MariaDB: a fraction "
+                                              "too (double)"),
+        "innodb_max_dirty_pages_pct_lwm": Key("innodb_max_dirty_pages_pct_lwm", "float", 0, 0, 99.999,
+                                              doc="5.6: whole, up to 99; 5.7+ and MariaDB: a fraction too"),
         "innodb_flushing_avg_loops": Key("innodb_flushing_avg_loops", "int", 30, 1, 1000),
         "innodb_lru_scan_depth": Key("innodb_lru_scan_depth", "int", 1024, 100, 2**64 - 1),
         "innodb_flush_neighbors": Key("innodb_flush_neighbors", "int", 1, 0, 2),
@@ -380,9 +385,9 @@ class ServerConfig:
     binlog_commit_wait_count: int
     binlog_commit_wait_usec: int
     innodb_adaptive_flushing: bool
-    innodb_adaptive_flushing_lwm: int
-    innodb_max_dirty_pages_pct: int
-    innodb_max_dirty_pages_pct_lwm: int
+    innodb_adaptive_flushing_lwm: int | float         # int when whole
+    innodb_max_dirty_pages_pct: int | float
+    innodb_max_dirty_pages_pct_lwm: int | float
     innodb_flushing_avg_loops: int
     innodb_lru_scan_depth: int
     innodb_flush_neighbors: int
@@ -676,6 +681,39 @@ def version_keys(version_name: str) -> list[str]:
     return [k for k in SCHEMA["server"] if k not in skip]
 
 
+# Percentages the server declares a double in some versions and a ulong in others
+# (MYSQL_SYSVAR_DOUBLE / MYSQL_SYSVAR_ULONG in ha_innodb.cc): the versions where a fraction is taken.
+_FRACTION_TAKEN = {"innodb_max_dirty_pages_pct": lambda v: v.name != "mysql-5.6",
+                   "innodb_max_dirty_pages_pct_lwm": lambda v: v.name != "mysql-5.6",
+                   "innodb_adaptive_flushing_lwm": lambda v: v.is_mariadb}
+
+
+def whole_numbers_only(scn: "Scenario", section: str, name: str) -> bool:
+    """Whether a numeric setting takes only whole numbers in this scenario (its server's version
+    for the percentages some versions declare doubles); a sweep's random draws follow it."""
+    kind = SCHEMA[section][name].kind
+    if kind in ("size", "int"):
+        return True
+    if section == "server" and name in _FRACTION_TAKEN:
+        return not _FRACTION_TAKEN[name](VERSIONS[scn.server.version])
+    return False
+
+
+def _whole_where_declared_so(srv: dict, v, origin: dict) -> None:
+    """A whole percentage stays an int (the formulas of the versions that declare it a ulong use
+    integer arithmetic); a fraction is refused where the server declares the variable a ulong (its
+    option parser stops at the '.': "Unknown suffix '.' used for variable")."""
+    for key, fraction_taken in _FRACTION_TAKEN.items():
+        attr = SCHEMA["server"][key].attr
+        x = srv[attr]
+        if float(x).is_integer():
+            srv[attr] = int(x)
+        elif not fraction_taken(v):
+            top = 70 if key == "innodb_adaptive_flushing_lwm" else 99
+            raise InputError(origin[("server", key)], f"server.{key}",
+                             f"{x:g}: {v.label} declares it a whole number (ulong)", f"a whole number from 0 to {top}")
+
+
 def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[str]:
     """Fill the settings left out with the version's defaults; refuse what it does not have; map
     or ignore (with the server's own message) what it has deprecated or removed."""
@@ -690,6 +728,7 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         if key in v.removed:
             notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
                          "compatibility with old my.cnf files (the server's startup warning)")
+    _whole_where_declared_so(srv, v, origin)
     if srv["innodb_flush_log_at_timeout_s"] == 0 and not v.is_mariadb:
         # MYSQL_SYSVAR_UINT(flush_log_at_timeout, ..., 1, 0, 2700, 0) in MySQL; MariaDB's minimum
         # is 0, where srv_sync_log_buffer_in_background flushes at each master thread second.

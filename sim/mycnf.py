@@ -252,6 +252,11 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
             return _int_value(value)
         except ValueError as err:
             raise bad(f"{value!r} is not valid: {err}", spec.allowed()) from None
+    if spec.kind == "float":
+        try:
+            return float(value.strip())                  # my_getopt's getopt_double (my_strtod)
+        except ValueError:
+            raise bad(f"{value!r} is not a number", spec.allowed()) from None
     if spec.kind == "choice" and spec.choices and isinstance(spec.choices[0], str):
         for c in spec.choices:
             if c.lower() == value.strip().lower():

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import SCHEMA, Scenario, parse_override, scenario_from_dict, setting_value
+from sim.config import SCHEMA, Scenario, parse_override, scenario_from_dict, setting_value, whole_numbers_only
 
 RANGE_KINDS = ("size", "duration", "int", "float")
 
@@ -141,7 +141,7 @@ def parse_range(text: str, base: dict, src: str) -> tuple[str, float, float, boo
     lo, hi = (_typed(base, src, f"{key}={t}", section, name) for t in (lo_text, hi_text))
     if not lo < hi:
         raise InputError("--range", key, f"{rhs!r}: the low end must be below the high end", "lo:hi with lo < hi")
-    return key, float(lo), float(hi), spec.kind in ("size", "int")
+    return key, float(lo), float(hi), whole_numbers_only(scenario_from_dict(base, src), section, name)
 
 
 def _typed(base: dict, src: str, override: str, section: str, name: str):

@@ -320,3 +320,37 @@ def test_set_of_one_way_to_give_a_quantity_replaces_the_scenarios_other_way(tmp_
         load_scenario(p, ["workload.data_size=2G", "workload.warehouses=3"])
     with pytest.raises(InputError, match="given together with data_size"):
         load_scenario(write(tmp_path, base + 'data_size = "2G"\n', "both.toml"))
+
+
+@pytest.mark.parametrize("key, version, taken", [
+    ("innodb_max_dirty_pages_pct", "mysql-5.6", False), ("innodb_max_dirty_pages_pct", "mysql-5.7", True),
+    ("innodb_max_dirty_pages_pct", "mysql-8.0.30", True), ("innodb_max_dirty_pages_pct", "mariadb-10.11", True),
+    ("innodb_max_dirty_pages_pct_lwm", "mysql-5.6", False), ("innodb_max_dirty_pages_pct_lwm", "mysql-8.4", True),
+    ("innodb_adaptive_flushing_lwm", "mysql-8.0", False), ("innodb_adaptive_flushing_lwm", "mariadb-10.11", True),
+])
+def test_a_fraction_is_taken_where_the_server_declares_a_double(key, version, taken):
+    """MYSQL_SYSVAR_DOUBLE (5.7+ dirty-page percentages; MariaDB's three) takes 12.5; a ulong
+    (5.6; MySQL's innodb_adaptive_flushing_lwm) is refused with the reason. Whole values stay ints."""
+    overrides = [f"server.version={version}", f"server.{key}=12.5"]
+    if key.endswith("_lwm") and "dirty" in key:
+        overrides.append("server.innodb_max_dirty_pages_pct=90")
+    if taken:
+        s = scenario_from_dict({}, "s.toml", overrides=overrides)
+        assert getattr(s.server, SCHEMA["server"][key].attr) == 12.5
+    else:
+        with pytest.raises(InputError, match="declares it a whole number") as err:
+            scenario_from_dict({}, "s.toml", overrides=overrides)
+        assert err.value.field == f"server.{key}" and err.value.source == "--set"
+    whole = scenario_from_dict({}, "s.toml", overrides=[f"server.version={version}", f"server.{key}=40.0"])
+    assert getattr(whole.server, SCHEMA["server"][key].attr) == 40
+    assert isinstance(getattr(whole.server, SCHEMA["server"][key].attr), int)
+
+
+def test_my_cnf_fraction_and_bad_number(tmp_path):
+    cnf = write(tmp_path, "[mysqld]\ninnodb_max_dirty_pages_pct = 90.5\n", "my.cnf")
+    s = load_scenario(write(tmp_path, '[server]\nversion = "mysql-8.0"\n'), option_files=[str(cnf)])
+    assert s.server.innodb_max_dirty_pages_pct == 90.5
+    cnf.write_text("[mysqld]\ninnodb_max_dirty_pages_pct = lots\n")
+    with pytest.raises(InputError, match="'lots' is not a number") as err:
+        load_scenario(write(tmp_path, '[server]\nversion = "mysql-8.0"\n'), option_files=[str(cnf)])
+    assert err.value.source == f"{cnf} line 2"

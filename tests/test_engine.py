@@ -888,3 +888,18 @@ def test_more_log_free_checks_per_transaction_catch_more_threads_at_the_sync_poi
         out[checks] = summary(res)
     assert out[18]["buffer_flush_sync_waits"] > out[1]["buffer_flush_sync_waits"]
     assert out[18]["sync_flush_thread_s"] > out[1]["sync_flush_thread_s"]
+
+
+@pytest.mark.parametrize("version", ["mysql-5.7", "mysql-8.0.30", "mariadb-10.11"])
+def test_fractional_dirty_page_percentages_run(version):
+    """5.7+ and MariaDB take innodb_max_dirty_pages_pct(_lwm) as doubles: 1.5 % with an lwm of 0.5 %
+    run through each version's formulas (tests/test_versions.py checks the fractional comparison)."""
+    doc = version_doc(version, server__innodb_max_dirty_pages_pct=1.5, server__innodb_max_dirty_pages_pct_lwm=0.5,
+                      run__duration="3s")
+    if version.startswith("mariadb"):
+        doc["server"]["innodb_adaptive_flushing_lwm"] = 7.5
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
+    s = summary(res)
+    assert s["commits"] > 0 and s["pages_flushed_per_s_total"] > 0
+    assert srv.scn.server.innodb_max_dirty_pages_pct == 1.5

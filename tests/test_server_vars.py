@@ -138,12 +138,18 @@ def test_precedence_vars_then_cnf_then_set(tmp_path):
     assert s.server.version == "mysql-8.0"
 
 
-def test_fractional_values_are_rounded_with_a_note(tmp_path):
+def test_fractional_values_are_kept_where_the_server_has_doubles_else_rounded_with_a_note(tmp_path):
+    """8.0 declares innodb_max_dirty_pages_pct a double: 75.5 is taken as it is, and a whole 90.000000
+    becomes 90; a variable innosim keeps whole is rounded, with a note."""
     tsv = tmp_path / "vars.tsv"
-    tsv.write_text("version\t8.0.20\ninnodb_max_dirty_pages_pct\t75.500000\n")
+    tsv.write_text("version\t8.0.20\ninnodb_max_dirty_pages_pct\t75.500000\n"
+                   "innodb_max_dirty_pages_pct_lwm\t10.000000\ninnodb_io_capacity\t300.4\n")
     s = scenario(tsv)
-    assert s.server.innodb_max_dirty_pages_pct == 76
-    assert any("kept whole by innosim: 76" in n for n in s.notes)
+    assert s.server.innodb_max_dirty_pages_pct == 75.5
+    assert s.server.innodb_max_dirty_pages_pct_lwm == 10 and isinstance(s.server.innodb_max_dirty_pages_pct_lwm, int)
+    assert s.server.innodb_io_capacity == 300
+    assert [n for n in s.notes if "kept whole" in n] == [f"{tsv} line 4: innodb_io_capacity = 300.4 is kept "
+                                                          "whole by innosim: 300"]
 
 
 def test_live_example_variables_give_the_example_server(tmp_path):

@@ -236,3 +236,15 @@ def test_releases_swept_keep_their_own_rows_and_say_what_they_run_as(tiny, tmp_p
     assert err.count("server.version 'mysql-8.0.36' is simulated as mysql-8.0.30") == 1
     assert err.count("server.version '8.0.40' is simulated as mysql-8.0.30") == 1
     assert "mysql-5.7' is simulated" not in err
+
+
+def test_random_draws_of_a_percentage_follow_the_versions_declaration():
+    """innodb_max_dirty_pages_pct is a ulong in 5.6 (whole draws) and a double from 5.7 (any)."""
+    key = "server.innodb_max_dirty_pages_pct"
+    assert sweep.parse_range(f"{key}=50:90", BASE, "b.toml")[3] is True
+    v80 = dict(BASE, server=dict(BASE["server"], version="mysql-8.0"))
+    rng = sweep.parse_range(f"{key}=50:90", v80, "b.toml")
+    assert rng == (key, 50.0, 90.0, False)
+    pts = sweep.expand(v80, "b.toml", "b", sweep.SweepSpec(ranges=(rng,), random_n=4), [])
+    values = [p.scenario.server.innodb_max_dirty_pages_pct for p in pts]
+    assert all(50 <= x <= 90 for x in values) and any(not float(x).is_integer() for x in values)

@@ -66,6 +66,13 @@ def test_margin_57_flushes_the_overshoot_once_where_56_flushes_it_twice():
     assert a56.checkpoint == a57.checkpoint
 
 
+def test_pct_for_dirty_57_takes_fractional_thresholds():
+    """5.7+ declare both percentages doubles: a threshold of 1.5 % is compared as 1.5."""
+    assert pct_for_dirty_57(1.4, 1.5, 0) == 0 and pct_for_dirty_57(1.5, 1.5, 0) == 100
+    assert pct_for_dirty_57(0.4, 1.5, 0.5) == 0
+    assert pct_for_dirty_57(1.0, 1.5, 0.5) == 40          # int(1.0 x 100 / 2.5); with 1 and 0: 50
+
+
 def test_pct_for_dirty_57_uses_greater_or_equal():
     assert pct_for_dirty_57(75.0, 75, 0) == 100          # 5.6 needs > 75
     assert pct_for_dirty_57(74.9, 75, 0) == 0
