@@ -174,7 +174,7 @@ def test_include_cycle_stops(tmp_path):
     ("[mysqld]\n!inclde x.cnf\n", "line 2", "not a directive"),
     ("[mysqld]\ninnodb_io_capacity = lots\n", "line 2", "'lots' is not valid"),
     ("[mysqld]\ninnodb_io_capacity\n", "line 2", "needs a value"),
-    ("[mysqld]\ninnodb_io_capacity = 50\n", "line 2", "out of range"),
+    ("[mysqld]\ninnodb_buffer_pool_size = 1M\n", "line 2", "out of range"),
     ("[mysqld]\ninnodb_max_dirty_pages_pct = 75.5\n", "line 2", "whole number"),
     ("[mysqld]\nskip-innodb_io_capacity\n", "line 2", "boolean options only"),
     ("[mysqld]\ninnodb_doublewrite = maybe\n", "line 2", "not a boolean"),
@@ -381,3 +381,23 @@ def test_dedicated_server_in_an_option_file_of_5_7_stops_the_server(tmp_path):
         scenario([f], "mysql-5.7")
 
 
+
+
+@pytest.mark.parametrize("version, text, setting, value, note", [
+    ("mysql-5.6", "innodb_io_capacity = 50", "innodb_io_capacity", 100, "adjusted to 100, MySQL 5.6's minimum"),
+    ("mysql-5.6", "innodb_max_dirty_pages_pct = 100", "innodb_max_dirty_pages_pct", 99, "adjusted to 99"),
+    ("mysql-8.0", "innodb_max_dirty_pages_pct = 100", "innodb_max_dirty_pages_pct", 99.999, "adjusted to 99.999"),
+    ("mysql-8.0", "innodb_flush_log_at_timeout = 0", "innodb_flush_log_at_timeout_s", 1, "adjusted to 1"),
+    ("mariadb-10.11", "innodb_flush_log_at_timeout = 0", "innodb_flush_log_at_timeout_s", 0, None),
+    ("mysql-5.7", "innodb_old_blocks_pct = 2", "innodb_old_blocks_pct", 5, "adjusted to 5, MySQL 5.7's minimum"),
+    ("mysql-5.7", "innodb_write_io_threads = 100", "innodb_write_io_threads", 64, "maximum"),
+])
+def test_out_of_range_values_are_adjusted_as_the_server_adjusts_them(tmp_path, version, text, setting, value, note):
+    """my_getopt holds a numeric variable to its declared range at startup: a my.cnf value outside
+    becomes the bound, with a warning, and the server starts; innosim does the same, with a note."""
+    f = cnf(tmp_path, f"[mysqld]\n{text}\n")
+    s = scenario([f], version=version)
+    assert getattr(s.server, setting) == value
+    notes = [n for n in s.notes if "adjusted" in n]
+    assert (notes == []) if note is None else (len(notes) == 1 and notes[0].startswith(f"{f} line 2: ")
+                                                and note in notes[0])
