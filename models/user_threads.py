@@ -32,7 +32,10 @@ before: a flag another thread cleared while the age is still past the limit is s
 Mirrors (MySQL 5.6): log_free_check (include/log0log.ic), buf_LRU_get_free_block
 (buf/buf0lru.cc: free list, LRU scan, from the third round a 100 ms sleep, then
 buf_flush_single_page_from_LRU; Innodb_buffer_pool_wait_free per round), log_write_up_to with
-group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_commit 0/1/2).
+group commit (log/log0log.cc), trx_commit_complete_for_mysql (flush_log_at_trx_commit 0/1/2; MariaDB
+also 3: with the binary log, 1 flushes at prepare only, as the commit is ordered by the binlog
+(trx->active_commit_ordered), and 3 flushes the commit's redo again after the binlog group commit;
+without the binary log 3 is 1).
 Page checksums (models.checksum): each page a thread reads is verified when the read completes
 (buf_page_io_complete -> buf_page_is_corrupted), each page it writes alone is checksummed first.
 The CPU work of a transaction's reads (the verification, and with buffered data files the copy out
@@ -292,7 +295,7 @@ class BinlogWriter:
     def done(self, t: float) -> None:
         u = self.u
         for th in self.group:
-            u._commit(th, t)
+            u._binlog_committed(th, t)
         self.group = []
         if self.queue:
             self._next(t)
@@ -372,6 +375,9 @@ class UserThreads:
                                     settings.binlog_group_commit_sync_delay_us * 1e-6,
                                     settings.binlog_group_commit_sync_no_delay_count)
                        if settings.log_bin else None)
+        # MariaDB's innodb_flush_log_at_trx_commit = 3 with the binary log: per thread, whether
+        # the log write it waits for is its commit's second flush (after the binlog group).
+        self.commit_flush = [False] * n_users if settings.log_bin and settings.flush_log_at_trx_commit == 3 else None
         log.writer = self.writer
         self.heap: list = []
         self.pending: list[tuple[float, int]] = []
@@ -824,7 +830,7 @@ class UserThreads:
             logsys.check_capacity()
         else:
             lsn = self.commit_lsn[th]
-        if mode == 1 and lsn > log.flushed_lsn:
+        if (mode == 1 or mode == 3) and lsn > log.flushed_lsn:
             self._account(th, t, LOG_WAIT)
             self.writer.request(t, lsn, th)
             return
@@ -839,8 +845,30 @@ class UserThreads:
         if self.binlog is None:
             self._commit(th, t)
             return
+        if self.commit_flush is not None and self.commit_flush[th]:
+            self.commit_flush[th] = False              # the second flush (mode 3) is done
+            self._commit(th, t)
+            return
         self._account(th, t, BINLOG_WAIT)
         self.binlog.request(t, th)
+
+    def _binlog_committed(self, th: int, t: float) -> None:
+        """The binlog group holding th is written (and synced): InnoDB's commit. MariaDB's
+        innodb_flush_log_at_trx_commit = 3 writes the commit's redo record (the prepare wrote
+        one of the same kind before the binlog) and flushes the log to it; 1 does not."""
+        if self.commit_flush is None:
+            self._commit(th, t)
+            return
+        log = self.log
+        lsn = log.lsn = lsn_after(log.lsn, self.commit_redo_bytes)
+        self.logsys.log_close()
+        self.logsys.check_capacity()
+        if lsn <= log.flushed_lsn:
+            self._commit(th, t)
+            return
+        self.commit_flush[th] = True
+        self._account(th, t, LOG_WAIT)
+        self.writer.request(t, lsn, th)
 
     def _commit(self, th: int, t: float) -> None:
         self.counters.values["commits"] += 1

@@ -126,7 +126,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                      doc="false: the tables live in ibdata1, the file of the doublewrite "
                                          "area (5.6/5.7, MariaDB; 8.0.20+ has separate doublewrite files)"),
         "innodb_log_buffer_size": Key("innodb_log_buffer_size_bytes", "size", 8 << 20, 256 << 10, 4 * G),
-        "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 2),
+        "innodb_flush_log_at_trx_commit": Key("innodb_flush_log_at_trx_commit", "int", 1, 0, 3,
+                                              doc="0, 1 or 2; MariaDB also 3 (with the binary log: a second "
+                                                  "flush at commit, after the binlog's)"),
         "log_bin": Key("log_bin", "bool", False,
                        doc="binary log on (8.0+: on by default); commits then go through its group commit"),
         "sync_binlog": Key("sync_binlog", "int", 0, 0, 4294967295,
@@ -729,6 +731,11 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
             notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
                          "compatibility with old my.cnf files (the server's startup warning)")
     _whole_where_declared_so(srv, v, origin)
+    if srv["innodb_flush_log_at_trx_commit"] == 3 and not v.is_mariadb:
+        # MYSQL_SYSVAR_ULONG(flush_log_at_trx_commit, ..., 1, 0, 2, 0) in MySQL; MariaDB takes 3.
+        raise InputError(origin[("server", "innodb_flush_log_at_trx_commit")], "server.innodb_flush_log_at_trx_commit",
+                         f"3 is above {v.label}'s maximum (MariaDB's 3 flushes at prepare and at commit)",
+                         "0, 1 or 2")
     if srv["innodb_flush_log_at_timeout_s"] == 0 and not v.is_mariadb:
         # MYSQL_SYSVAR_UINT(flush_log_at_timeout, ..., 1, 0, 2700, 0) in MySQL; MariaDB's minimum
         # is 0, where srv_sync_log_buffer_in_background flushes at each master thread second.

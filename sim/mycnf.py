@@ -277,6 +277,7 @@ _ADJUSTED_RANGES = {
     "innodb_max_dirty_pages_pct_lwm": (0, 99.999), "innodb_flush_log_at_timeout": (1, 2700),
     "innodb_page_cleaners": (1, 64), "innodb_buffer_pool_instances": (1, 64),
     "innodb_thread_concurrency": (0, 1000), "innodb_write_io_threads": (1, 64),
+    "innodb_flush_log_at_trx_commit": (0, 2),
 }
 
 
@@ -287,6 +288,8 @@ def adjusted_range(name: str, v) -> tuple[float, float] | None:
         return None
     if name == "innodb_flush_log_at_timeout" and v.is_mariadb:
         return 0, 2700
+    if name == "innodb_flush_log_at_trx_commit" and v.is_mariadb:
+        return 0, 3
     if name.startswith("innodb_max_dirty_pages_pct") and v.name == "mysql-5.6":
         return 0, 99                                  # a ulong in 5.6
     return bounds

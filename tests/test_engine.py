@@ -903,3 +903,25 @@ def test_fractional_dirty_page_percentages_run(version):
     s = summary(res)
     assert s["commits"] > 0 and s["pages_flushed_per_s_total"] > 0
     assert srv.scn.server.innodb_max_dirty_pages_pct == 1.5
+
+
+def test_mariadb_flush_log_at_trx_commit_3_flushes_again_after_the_binlog():
+    """MariaDB's 3: with the binary log the commit's redo is flushed again after the binlog group
+    (1 flushes at prepare only: the binlog orders the commit), so about twice the log fsyncs;
+    without the binary log 3 runs as 1, bit for bit. MySQL refuses 3."""
+    from models.server import COUNTERS
+
+    fsyncs = COUNTERS.index("Innodb_os_log_fsyncs")
+    runs = {}
+    for log_bin in (False, True):
+        for mode in (1, 3):
+            doc = version_doc("mariadb-10.11", server__innodb_flush_log_at_trx_commit=mode, server__log_bin=log_bin,
+                              server__sync_binlog=1, run__duration="3s")
+            srv, res = run_checked(doc, every=0.1)
+            assert_engine_invariants(srv, res)
+            runs[log_bin, mode] = res
+    assert np.array_equal(runs[False, 1].counters, runs[False, 3].counters)
+    with_binlog = [runs[True, m].counters[-1][fsyncs] / len(runs[True, m].commit_t) for m in (1, 3)]
+    assert with_binlog[1] > 1.6 * with_binlog[0]
+    with pytest.raises(InputError, match="3 is above MySQL 5.6's maximum"):
+        scenario_from_dict(small_doc(server__innodb_flush_log_at_trx_commit=3), "t")

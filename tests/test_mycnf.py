@@ -401,3 +401,11 @@ def test_out_of_range_values_are_adjusted_as_the_server_adjusts_them(tmp_path, v
     notes = [n for n in s.notes if "adjusted" in n]
     assert (notes == []) if note is None else (len(notes) == 1 and notes[0].startswith(f"{f} line 2: ")
                                                 and note in notes[0])
+
+
+def test_flush_log_at_trx_commit_3_is_mariadbs(tmp_path):
+    """MariaDB declares 0..3; MySQL 0..2, where mysqld adjusts a my.cnf's 3 to 2 with a warning."""
+    f = cnf(tmp_path, "[mysqld]\ninnodb_flush_log_at_trx_commit = 3\n")
+    assert scenario([f], version="mariadb-10.11").server.innodb_flush_log_at_trx_commit == 3
+    s = scenario([f], version="mysql-8.0")
+    assert s.server.innodb_flush_log_at_trx_commit == 2 and any("adjusted to 2" in n for n in s.notes)
