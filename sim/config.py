@@ -690,6 +690,34 @@ _FRACTION_TAKEN = {"innodb_max_dirty_pages_pct": lambda v: v.name != "mysql-5.6"
                    "innodb_adaptive_flushing_lwm": lambda v: v.is_mariadb}
 
 
+# [server] settings whose SCHEMA range is the range the servers declare for them (their
+# MYSQL_SYSVAR_* in ha_innodb.cc, MySQL 5.6-8.4; MariaDB's sysvars_innodb.result), as server_range
+# narrows it per version. A my.cnf value outside it is adjusted to the bound, as mysqld's option
+# parser does (sim.mycnf); the other settings' ranges are partly the simulator's own.
+DECLARED_RANGE_KEYS = frozenset({
+    "innodb_io_capacity", "innodb_io_capacity_max", "innodb_lru_scan_depth", "innodb_old_blocks_time",
+    "innodb_old_blocks_pct", "innodb_flushing_avg_loops", "innodb_flush_neighbors", "innodb_adaptive_flushing_lwm",
+    "innodb_max_dirty_pages_pct", "innodb_max_dirty_pages_pct_lwm", "innodb_flush_log_at_timeout",
+    "innodb_page_cleaners", "innodb_buffer_pool_instances", "innodb_thread_concurrency", "innodb_write_io_threads",
+    "innodb_flush_log_at_trx_commit"})
+
+
+def server_range(key: str, v) -> tuple[float, float]:
+    """The range version `v` declares for [server] `key`: SCHEMA's, narrowed where a version's
+    declaration is narrower. MySQL: innodb_flush_log_at_timeout from 1 (MariaDB 0: a flush each
+    second) and innodb_flush_log_at_trx_commit to 2 (MariaDB 3 too); 5.6: the dirty-page
+    percentages to 99 (ulong; later versions' doubles go to 99.999)."""
+    spec = SCHEMA["server"][key]
+    lo, hi = spec.lo, spec.hi
+    if not v.is_mariadb and key == "innodb_flush_log_at_timeout":
+        lo = 1
+    elif not v.is_mariadb and key == "innodb_flush_log_at_trx_commit":
+        hi = 2
+    elif v.name == "mysql-5.6" and key.startswith("innodb_max_dirty_pages_pct"):
+        hi = 99
+    return lo, hi
+
+
 def whole_numbers_only(scn: "Scenario", section: str, name: str) -> bool:
     """Whether a numeric setting takes only whole numbers in this scenario (its server's version
     for the percentages some versions declare doubles); a sweep's random draws follow it."""
@@ -711,9 +739,9 @@ def _whole_where_declared_so(srv: dict, v, origin: dict) -> None:
         if float(x).is_integer():
             srv[attr] = int(x)
         elif not fraction_taken(v):
-            top = 70 if key == "innodb_adaptive_flushing_lwm" else 99
-            raise InputError(origin[("server", key)], f"server.{key}",
-                             f"{x:g}: {v.label} declares it a whole number (ulong)", f"a whole number from 0 to {top}")
+            lo, hi = server_range(key, v)
+            raise InputError(origin[("server", key)], f"server.{key}", f"{x:g}: {v.label} declares it a whole "
+                             f"number (ulong)", f"a whole number from {lo:g} to {hi:g}")
 
 
 def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[str]:
@@ -731,16 +759,15 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
             notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
                          "compatibility with old my.cnf files (the server's startup warning)")
     _whole_where_declared_so(srv, v, origin)
-    if srv["innodb_flush_log_at_trx_commit"] == 3 and not v.is_mariadb:
-        # MYSQL_SYSVAR_ULONG(flush_log_at_trx_commit, ..., 1, 0, 2, 0) in MySQL; MariaDB takes 3.
-        raise InputError(origin[("server", "innodb_flush_log_at_trx_commit")], "server.innodb_flush_log_at_trx_commit",
-                         f"3 is above {v.label}'s maximum (MariaDB's 3 flushes at prepare and at commit)",
-                         "0, 1 or 2")
-    if srv["innodb_flush_log_at_timeout_s"] == 0 and not v.is_mariadb:
-        # MYSQL_SYSVAR_UINT(flush_log_at_timeout, ..., 1, 0, 2700, 0) in MySQL; MariaDB's minimum
-        # is 0, where srv_sync_log_buffer_in_background flushes at each master thread second.
-        raise InputError(origin[("server", "innodb_flush_log_at_timeout")], "server.innodb_flush_log_at_timeout",
-                         f"0 is below {v.label}'s minimum (MariaDB's is 0)", "int from 1 to 2700")
+    for key in ("innodb_flush_log_at_timeout", "innodb_flush_log_at_trx_commit"):
+        # SCHEMA holds MariaDB's range; MySQL's declaration is narrower (server_range).
+        lo, hi = server_range(key, v)
+        x, spec = srv[SCHEMA["server"][key].attr], SCHEMA["server"][key]
+        if not lo <= x <= hi:
+            below = x < lo
+            raise InputError(origin[("server", key)], f"server.{key}",
+                             f"{x} is {'below' if below else 'above'} {v.label}'s {'minimum' if below else 'maximum'} "
+                             f"(MariaDB takes {spec.lo:g} to {spec.hi:g})", f"int from {lo:g} to {hi:g}")
     algo = srv["innodb_checksum_algorithm"]
     if "innodb_checksum_algorithm" in given and algo not in v.checksum_algorithms:
         raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",

@@ -265,41 +265,11 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
     return value.strip()
 
 
-# The bounds the server's option parser (my_getopt's getopt_ull_limit_value / getopt_double_limit_value)
-# holds these variables to at startup: a value outside becomes the bound, with a warning, and the
-# server starts. From their MYSQL_SYSVAR_* declarations in ha_innodb.cc (MySQL 5.6-8.4; MariaDB's
-# sysvars_innodb.result has the same ranges). Other settings out of range are refused.
-_ADJUSTED_RANGES = {
-    "innodb_io_capacity": (100, 2**64 - 1), "innodb_io_capacity_max": (100, 2**64 - 1),
-    "innodb_lru_scan_depth": (100, 2**64 - 1), "innodb_old_blocks_time": (0, 2**32 - 1),
-    "innodb_old_blocks_pct": (5, 95), "innodb_flushing_avg_loops": (1, 1000), "innodb_flush_neighbors": (0, 2),
-    "innodb_adaptive_flushing_lwm": (0, 70), "innodb_max_dirty_pages_pct": (0, 99.999),
-    "innodb_max_dirty_pages_pct_lwm": (0, 99.999), "innodb_flush_log_at_timeout": (1, 2700),
-    "innodb_page_cleaners": (1, 64), "innodb_buffer_pool_instances": (1, 64),
-    "innodb_thread_concurrency": (0, 1000), "innodb_write_io_threads": (1, 64),
-    "innodb_flush_log_at_trx_commit": (0, 2),
-}
-
-
-def adjusted_range(name: str, v) -> tuple[float, float] | None:
-    """The range mysqld adjusts a my.cnf value of `name` into for version `v`, or None (refused)."""
-    bounds = _ADJUSTED_RANGES.get(name)
-    if bounds is None:
-        return None
-    if name == "innodb_flush_log_at_timeout" and v.is_mariadb:
-        return 0, 2700
-    if name == "innodb_flush_log_at_trx_commit" and v.is_mariadb:
-        return 0, 3
-    if name.startswith("innodb_max_dirty_pages_pct") and v.name == "mysql-5.6":
-        return 0, 99                                  # a ulong in 5.6
-    return bounds
-
-
 def settings_from_option_files(paths: list[str] | tuple[str, ...], version_name: str,
                                texts: dict[str, str] | None = None, series: str | None = None) -> CnfSettings:
     """The scenario [server] settings the option files give a server of `version_name` (of release
     series `series`, server_groups)."""
-    from sim.config import SCHEMA
+    from sim.config import DECLARED_RANGE_KEYS, SCHEMA, server_range
 
     v = VERSIONS[version_name]
     groups = server_groups(version_name, series)
@@ -345,14 +315,16 @@ def settings_from_option_files(paths: list[str] | tuple[str, ...], version_name:
             out.settings[name] = (polarity is not False, opt.where)
             continue
         value = convert_value(name, server_keys[name], opt.value, polarity, opt)
-        bounds = adjusted_range(name, v)
-        if bounds is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and not bounds[0] <= value <= bounds[1]:
-            to = bounds[0] if value < bounds[0] else bounds[1]
-            out.notes.append(f"{opt.where}: {opt.name} = {opt.value.strip()} adjusted to {to:g}, {v.label}'s "
-                             f"{'minimum' if value < to else 'maximum'}, as the server adjusts it at startup "
-                             "(with a warning)")
-            value = to
+        # mysqld's option parser (my_getopt's getopt_ull_limit_value / getopt_double_limit_value)
+        # takes a value outside the declared range as the bound, with a warning, and starts.
+        if name in DECLARED_RANGE_KEYS:
+            lo, hi = server_range(name, v)
+            if not lo <= value <= hi:
+                to = lo if value < lo else hi
+                out.notes.append(f"{opt.where}: {opt.name} = {opt.value.strip()} adjusted to {to:g}, {v.label}'s "
+                                 f"{'minimum' if value < to else 'maximum'}, as the server adjusts it at startup "
+                                 "(with a warning)")
+                value = to
         out.settings[name] = (value, opt.where)
     used = f"{len(out.settings)} setting(s) simulated" + (f" ({', '.join(out.settings)})" if out.settings else "")
     summary = (f"option files {', '.join(out.files)}, groups [{'], ['.join(groups)}]: {used}")
