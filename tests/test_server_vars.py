@@ -43,7 +43,7 @@ def test_versions_not_simulated(reported):
 @pytest.mark.parametrize("written, name, noted", [
     ("mysql-8.0.36", "mysql-8.0.30", True), ("8.0.36", "mysql-8.0.30", True), ("mysql-8.0.29", "mysql-8.0", False),
     ("MySQL-5.7.44", "mysql-5.7", False), ("mysql-8.4.3", "mysql-8.4", False), ("mariadb-11.4", "mariadb-10.11", True),
-    ("mariadb-10.11.6", "mariadb-10.11", False), ("10.6.18-MariaDB-log", "mariadb-10.11", True),
+    ("mariadb-10.11.19", "mariadb-10.11", False), ("10.6.22-MariaDB-log", "mariadb-10.11", True),
     ("mysql-8.4", "mysql-8.4", False), ("8.4", "mysql-8.4", False), ("5.7", "mysql-5.7", False),
     ("10.11", "mariadb-10.11", False), ("11.4", "mariadb-10.11", True),
 ])
@@ -99,8 +99,8 @@ def test_option_groups_are_the_releases_own(tmp_path):
     tsv.write_text("version\t11.4.2-MariaDB-log\ninnodb_io_capacity\t200\n")
     s = scenario(tsv, option_files=[str(cnf)])
     assert s.server.version == "mariadb-10.11" and s.server.innodb_io_capacity == 700
-    assert f"server.version '11.4.2-MariaDB-log' is simulated as mariadb-10.11 (its flushing algorithms and " \
-           "defaults)" in s.notes
+    assert any(n.startswith("server.version '11.4.2-MariaDB-log' is simulated as mariadb-10.11 (its flushing "
+                            "algorithms and defaults)") for n in s.notes)
     s = scenario(tsv, option_files=[str(cnf)], overrides=["server.version=mariadb-10.11"])
     assert s.server.innodb_io_capacity == 900
 

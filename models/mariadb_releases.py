@@ -1,0 +1,102 @@
+"""Which MariaDB releases have the free-block and LRU flushing that innosim simulates.
+
+innosim runs every MariaDB 10.5+ release with the flushing read in 10.11.18
+(models.page_cleaner_mariadb, models.user_threads). Three changes to that flushing reached the
+maintained series in patch releases, so a release before them behaves differently where free blocks
+run short. Each change below names its MDEV, the first patch release of each series that has it,
+the series that never got it, and what a release without it does instead.
+
+Sources (read 2026-11-30):
+* MDEV-33053 "InnoDB LRU flushing does not run before running out of buffer pool", commit
+  d34479dc66 (buf_pool_t::ran_out renamed need_LRU_eviction; the page cleaner evicts before the free
+  list is empty): in the 10.6.17 changelog (7 Feb 2024, committed to 10.6, not merged from 10.5)
+  and the 11.1.4 release notes (same day). 10.11.7, 11.0.5 and 11.2.3 were released that day and
+  take 10.6 by merge: inferred, not read.
+* MDEV-33613 "InnoDB may still hang when temporarily running out of buffer pool", commit
+  fa8a46eb68 (buf_LRU_get_free_block no longer calls buf_flush_LRU(innodb_lru_flush_size); it
+  wakes the page cleaner and waits on buf_pool.done_free; pull request MariaDB/server#3110):
+  MariaDB's innodb_lru_flush_size documentation says 10.6.18, 10.11.8, 11.0.6, 11.1.5, 11.2.4 and
+  11.4.2 made the setting superfluous; the 10.6.18 changelog and the 11.0.6 release notes list it.
+  The 10.6-10.11 era buf0lru.cc read (index id 217354175) has the user thread's buf_flush_LRU.
+* MDEV-36226 "Stall and crash when page cleaner fails to generate free pages during Async flush",
+  commit 77bebe9eb0 (the LRU pass after a flush-ahead batch of innodb_io_capacity_max pages gets a
+  write budget of its own): in the 10.6.22 changelog (8 May 2025) and the 11.4.6 release notes;
+  10.11.12 was released with them: inferred, not read.
+Series 10.7 to 10.10 had ended (November 2023 the last) before the first of these changes; 10.5
+never got them (each was committed to 10.6). A later series is taken to have a change from its
+first release when it was branched after the change (preview releases aside: 11.4 for MDEV-33053,
+11.5 for MDEV-33613, 12.1 for MDEV-36226); a series the table does not place (11.3 for MDEV-33053,
+11.5 to 12.0 for MDEV-36226) is reported as not known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FlushingChange:
+    """A change to MariaDB's flushing made in patch releases of several series."""
+    mdev: str
+    first: dict[tuple[int, int], int]     # series (major, minor) -> first patch release with it
+    never: frozenset[tuple[int, int]]     # series that ended without it
+    all_from: tuple[int, int]             # every release of this series and later has it
+    without: str                          # what a release before it does
+
+
+_ENDED_BEFORE_2024 = frozenset({(10, 5), (10, 7), (10, 8), (10, 9), (10, 10)})
+
+CHANGES = (
+    FlushingChange(
+        "MDEV-33053", {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3},
+        _ENDED_BEFORE_2024, (11, 4),
+        "the page cleaner turns to LRU eviction only once the free list is empty (buf_pool_t::ran_out), "
+        "not as soon as free blocks run short (need_LRU_eviction)"),
+    FlushingChange(
+        "MDEV-33613", {(10, 6): 18, (10, 11): 8, (11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2},
+        _ENDED_BEFORE_2024 | {(11, 3)}, (11, 5),
+        "a thread that finds no free block writes pages from the LRU tail itself (from 10.5.7 "
+        "buf_flush_LRU(innodb_lru_flush_size) in buf_LRU_get_free_block), where the simulated one wakes "
+        "the page cleaner and waits for it"),
+    FlushingChange(
+        "MDEV-36226", {(10, 6): 22, (10, 11): 12, (11, 4): 6},
+        _ENDED_BEFORE_2024 | {(11, 0), (11, 1), (11, 2), (11, 3)}, (12, 1),
+        "the page cleaner's LRU pass after a flush-ahead batch can get no write budget, so dirty "
+        "pages at the LRU tail hold up freeing blocks"),
+)
+
+
+def has_change(change: FlushingChange, major: int, minor: int, patch: int) -> bool | None:
+    """Whether MariaDB major.minor.patch has the change; None when the table does not say."""
+    series = (major, minor)
+    if series in change.first:
+        return patch >= change.first[series]
+    if series in change.never or series < (10, 6):
+        return False
+    if series >= change.all_from:
+        return True
+    return None
+
+
+def release_differences(major: int, minor: int, patch: int) -> str | None:
+    """What MariaDB major.minor.patch does differently from the simulated flushing, as one
+    sentence, or None when it has every change."""
+    lacking, unknown = [], []
+    for change in CHANGES:
+        has = has_change(change, major, minor, patch)
+        if has is False:
+            first = change.first.get((major, minor))
+            since = f" (first in {major}.{minor}.{first})" if first is not None else ""
+            lacking.append(f"{change.mdev}{since}, before which {change.without}")
+        elif has is None:
+            unknown.append(change.mdev)
+    parts = []
+    if lacking:
+        parts.append(f"MariaDB {major}.{minor}.{patch} lacks " + "; ".join(lacking))
+    if unknown:
+        parts.append(f"whether MariaDB {major}.{minor}.{patch} has " + " and ".join(unknown)
+                     + " is not known here")
+    if not parts:
+        return None
+    return ("; ".join(parts) + " (innosim simulates the flushing read in MariaDB 10.11.18; "
+            "where free blocks run short, results differ from this release's)")

@@ -1,0 +1,80 @@
+"""Which MariaDB releases have the simulated flushing (models.mariadb_releases), and the notes a
+scenario or a server's variables get for a release that lacks part of it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from models.mariadb_releases import CHANGES, has_change, release_differences
+from sim.config import scenario_from_dict
+from tests.test_server_vars import OLTP
+
+BY_MDEV = {c.mdev: c for c in CHANGES}
+
+
+@pytest.mark.parametrize("release, has", [
+    # (major, minor, patch): MDEV-33053, MDEV-33613, MDEV-36226
+    ((10, 11, 6), (False, False, False)), ((10, 11, 7), (True, False, False)),
+    ((10, 11, 8), (True, True, False)), ((10, 11, 11), (True, True, False)), ((10, 11, 12), (True, True, True)),
+    ((10, 6, 16), (False, False, False)), ((10, 6, 17), (True, False, False)), ((10, 6, 18), (True, True, False)),
+    ((10, 6, 22), (True, True, True)), ((10, 5, 29), (False, False, False)), ((10, 10, 7), (False, False, False)),
+    ((11, 0, 6), (True, True, False)), ((11, 3, 2), (None, False, False)), ((11, 4, 2), (True, True, False)),
+    ((11, 4, 6), (True, True, True)), ((11, 8, 3), (True, True, None)), ((12, 1, 1), (True, True, True)),
+])
+def test_release_table(release, has):
+    assert tuple(has_change(BY_MDEV[m], *release) for m in ("MDEV-33053", "MDEV-33613", "MDEV-36226")) == has
+
+
+@given(st.sampled_from(CHANGES), st.integers(10, 12), st.integers(0, 12), st.integers(0, 40))
+def test_a_change_once_in_a_series_stays(change, major, minor, patch):
+    """Within a series a change, once there, is in every later patch release."""
+    if has_change(change, major, minor, patch):
+        assert has_change(change, major, minor, patch + 1)
+
+
+@pytest.mark.parametrize("release", [(10, 11, 19), (10, 11, 12), (11, 4, 7), (10, 6, 22), (12, 1, 1)])
+def test_no_difference_for_releases_with_every_change(release):
+    assert release_differences(*release) is None
+
+
+def test_differences_name_what_the_release_lacks():
+    text = release_differences(10, 11, 7)
+    assert "MariaDB 10.11.7 lacks MDEV-33613 (first in 10.11.8)" in text
+    assert "innodb_lru_flush_size" in text and "MDEV-36226 (first in 10.11.12)" in text
+    assert "MDEV-33053" not in text and "10.11.18" in text
+    assert "whether MariaDB 11.3.2 has MDEV-33053 is not known here" in release_differences(11, 3, 2)
+
+
+def _notes(version: str) -> list[str]:
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    doc["server"] = {"version": version}
+    s = scenario_from_dict(doc, "s.toml")
+    assert s.server.version == "mariadb-10.11"
+    return [n for n in s.notes if n.startswith("server.version")]
+
+
+def test_scenario_release_gets_the_note():
+    """A 10.11 release before 10.11.8 is its own series, yet gets a note saying what it lacks; a
+    release of another series gets it after the "simulated as" note."""
+    assert _notes("mariadb-10.11.6") == [f"server.version 'mariadb-10.11.6': {release_differences(10, 11, 6)}"]
+    assert _notes("10.6.16-MariaDB-log") == [
+        "server.version '10.6.16-MariaDB-log' is simulated as mariadb-10.11 (its flushing algorithms and "
+        f"defaults); {release_differences(10, 6, 16)}"]
+
+
+@pytest.mark.parametrize("version", ["10.11", "mariadb-10.11", "mariadb-10.11.19", "10.11.18-MariaDB"])
+def test_a_series_or_a_current_release_gets_no_release_note(version):
+    """A bare series names no release: it is not taken as its .0 release here."""
+    assert _notes(version) == []
+
+
+def test_server_variables_of_an_old_release(tmp_path):
+    """SHOW GLOBAL VARIABLES of a 10.11.6 server: the note reaches the scenario once."""
+    path = tmp_path / "vars.tsv"
+    path.write_text("version\t10.11.6-MariaDB-0+deb12u1\ninnodb_io_capacity\t400\n")
+    doc = {k: dict(v) for k, v in OLTP.items()}
+    s = scenario_from_dict(doc, "s.toml", server_vars=str(path))
+    assert s.server.version == "mariadb-10.11"
+    notes = [n for n in s.notes if "MDEV-33613" in n]
+    assert len(notes) == 1 and "MariaDB 10.11.6 lacks" in notes[0]
