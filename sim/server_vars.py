@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from models.errors import InputError
-from models.mariadb_releases import release_differences
+from models.releases import release_differences
 from models.versions import VERSIONS
 from sim.mycnf import CnfSettings, Option, convert_value, read_option_text
 
@@ -39,11 +39,9 @@ def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
     major, minor, patch = (int(x) for x in m.groups())
     if "mariadb" in reported.lower():
         if (major, minor) >= (10, 5):
-            notes = [] if (major, minor) == (10, 11) else [
-                f"MariaDB {major}.{minor}.{patch} is simulated as MariaDB 10.11 (its flushing algorithms and defaults)"]
-            differences = release_differences(major, minor, patch)
-            notes += [differences] if differences else []
-            return "mariadb-10.11", "; ".join(notes) or None
+            note = None if (major, minor) == (10, 11) else (
+                f"MariaDB {major}.{minor}.{patch} is simulated as MariaDB 10.11 (its flushing algorithms and defaults)")
+            return "mariadb-10.11", note
         raise InputError(where, "version", f"MariaDB {major}.{minor} is not simulated (its flushing predates 10.5)",
                          "MariaDB 10.5 or later, or MySQL 5.6 to 8.4")
     if (major, minor) == (5, 6):
@@ -109,11 +107,12 @@ def scenario_version(value: object, where: str) -> tuple[str, str | None]:
         name, note = version_name_for(text, where)
     except InputError as err:
         raise InputError(where, "server.version", f"{value!r}: {err.problem}", err.allowed) from None
+    # A release written with its patch number may predate changes to what its version simulates
+    # (models.releases); a bare series (10.11, mariadb-11.4, 8.4) names no release.
     m = _VERSION_RE.match(text)
-    # A MariaDB release written with its patch number may predate changes to the simulated
-    # flushing (models.mariadb_releases); a bare series (10.11, mariadb-11.4) names no release.
-    differences = (release_differences(*(int(x) for x in m.groups()))
-                   if name == "mariadb-10.11" and _WRITTEN_PATCH.match(value.strip()) else None)
+    differences = (release_differences("mariadb" if name == "mariadb-10.11" else "mysql",
+                                       *(int(x) for x in m.groups()))
+                   if _WRITTEN_PATCH.match(value.strip()) else None)
     if name == f"{name.split('-', 1)[0]}-{release_series(text)}":
         # a release of the series the name is (10.11.19, 5.7.44)
         return name, (f"server.version {value!r}: {differences}" if differences else None)

@@ -1,10 +1,19 @@
-"""Which MariaDB releases have the free-block and LRU flushing that innosim simulates.
+"""Which server releases have the mechanisms innosim simulates for their version.
 
-innosim runs every MariaDB 10.5+ release with the flushing read in 10.11.18
-(models.page_cleaner_mariadb, models.user_threads). Three changes to that flushing reached the
-maintained series in patch releases, so a release before them behaves differently where free blocks
-run short. Each change below names its MDEV, the first patch release of each series that has it,
-the series that never got it, and what a release without it does instead.
+A release runs as one of models.versions.VERSIONS. Some changes to what a version simulates came in
+patch releases, so an earlier release of the same series behaves differently. Each change below
+names itself, the first patch release of each series that has it, the series that never got it,
+and what a release without it does instead; `release_differences` turns that into the note a run
+prints (sim.server_vars.scenario_version).
+
+MySQL (source: the MySQL 8.0 manual, "Doublewrite Buffer": before 8.0.20 the doublewrite buffer
+is in the system tablespace, from 8.0.20 in doublewrite files; shared/research/innodb-flushing.md
+5.1-5.2): mysql-8.0 simulates 8.0.20-8.0.29 (models.doublewrite, variant "80"); 8.0.11-8.0.19
+write the 5.6/5.7 doublewrite (variant "56").
+
+MariaDB: every 10.5+ release runs with the flushing read in 10.11.18 (models.page_cleaner_mariadb,
+models.user_threads). Three changes to that flushing reached the maintained series in patch
+releases, so a release before them behaves differently where free blocks run short.
 
 Sources (read 2026-11-30):
 * MDEV-33053 "InnoDB LRU flushing does not run before running out of buffer pool", commit
@@ -36,30 +45,36 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FlushingChange:
-    """A change to MariaDB's flushing made in patch releases of several series."""
-    mdev: str
+    """A change to a server's flushing made in patch releases of one or several series."""
+    product: str                          # "mysql" or "mariadb"
+    mdev: str                             # what names the change: an MDEV, or the release
     first: dict[tuple[int, int], int]     # series (major, minor) -> first patch release with it
     never: frozenset[tuple[int, int]]     # series that ended without it
     all_from: tuple[int, int]             # every release of this series and later has it
     without: str                          # what a release before it does
+    series: tuple[tuple[int, int], tuple[int, int]] = ((10, 5), (99, 99))   # the series it concerns
 
 
 _ENDED_BEFORE_2024 = frozenset({(10, 5), (10, 7), (10, 8), (10, 9), (10, 10)})
 
 CHANGES = (
     FlushingChange(
-        "MDEV-33053", {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3},
+        "mysql", "the doublewrite files", {(8, 0): 20}, frozenset(), (8, 1),
+        "the doublewrite buffer is 5.7's: 128 pages in the system tablespace, one 120-page batch "
+        "in flight", series=((8, 0), (8, 0))),
+    FlushingChange(
+        "mariadb", "MDEV-33053", {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3},
         _ENDED_BEFORE_2024, (11, 4),
         "the page cleaner turns to LRU eviction only once the free list is empty (buf_pool_t::ran_out), "
         "not as soon as free blocks run short (need_LRU_eviction)"),
     FlushingChange(
-        "MDEV-33613", {(10, 6): 18, (10, 11): 8, (11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2},
+        "mariadb", "MDEV-33613", {(10, 6): 18, (10, 11): 8, (11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2},
         _ENDED_BEFORE_2024 | {(11, 3)}, (11, 5),
         "a thread that finds no free block writes pages from the LRU tail itself (from 10.5.7 "
         "buf_flush_LRU(innodb_lru_flush_size) in buf_LRU_get_free_block), where the simulated one wakes "
         "the page cleaner and waits for it"),
     FlushingChange(
-        "MDEV-36226", {(10, 6): 22, (10, 11): 12, (11, 4): 6},
+        "mariadb", "MDEV-36226", {(10, 6): 22, (10, 11): 12, (11, 4): 6},
         _ENDED_BEFORE_2024 | {(11, 0), (11, 1), (11, 2), (11, 3)}, (12, 1),
         "the page cleaner's LRU pass after a flush-ahead batch can get no write budget, so dirty "
         "pages at the LRU tail hold up freeing blocks"),
@@ -67,22 +82,33 @@ CHANGES = (
 
 
 def has_change(change: FlushingChange, major: int, minor: int, patch: int) -> bool | None:
-    """Whether MariaDB major.minor.patch has the change; None when the table does not say."""
+    """Whether release major.minor.patch (of the change's product) has the change; None when the
+    table does not say. A release of a series the change does not concern has it."""
     series = (major, minor)
+    if not change.series[0] <= series <= change.series[1]:
+        return True
     if series in change.first:
         return patch >= change.first[series]
-    if series in change.never or series < (10, 6):
+    if series in change.never or series < min(change.first):
         return False
     if series >= change.all_from:
         return True
     return None
 
 
-def release_differences(major: int, minor: int, patch: int) -> str | None:
-    """What MariaDB major.minor.patch does differently from the simulated flushing, as one
-    sentence, or None when it has every change."""
+_SIMULATED = {"mysql": "innosim simulates mysql-8.0 as 8.0.20-8.0.29",
+              "mariadb": "innosim simulates the flushing read in MariaDB 10.11.18; where free blocks run "
+                         "short, results differ from this release's"}
+_PRODUCT = {"mysql": "MySQL", "mariadb": "MariaDB"}
+
+
+def release_differences(product: str, major: int, minor: int, patch: int) -> str | None:
+    """What release major.minor.patch of product ("mysql" or "mariadb") does differently from what
+    innosim simulates for it, as one sentence, or None when it has every change."""
     lacking, unknown = [], []
     for change in CHANGES:
+        if change.product != product:
+            continue
         has = has_change(change, major, minor, patch)
         if has is False:
             first = change.first.get((major, minor))
@@ -90,13 +116,12 @@ def release_differences(major: int, minor: int, patch: int) -> str | None:
             lacking.append(f"{change.mdev}{since}, before which {change.without}")
         elif has is None:
             unknown.append(change.mdev)
+    name = f"{_PRODUCT[product]} {major}.{minor}.{patch}"
     parts = []
     if lacking:
-        parts.append(f"MariaDB {major}.{minor}.{patch} lacks " + "; ".join(lacking))
+        parts.append(f"{name} lacks " + "; ".join(lacking))
     if unknown:
-        parts.append(f"whether MariaDB {major}.{minor}.{patch} has " + " and ".join(unknown)
-                     + " is not known here")
+        parts.append(f"whether {name} has " + " and ".join(unknown) + " is not known here")
     if not parts:
         return None
-    return ("; ".join(parts) + " (innosim simulates the flushing read in MariaDB 10.11.18; "
-            "where free blocks run short, results differ from this release's)")
+    return "; ".join(parts) + f" ({_SIMULATED[product]})"

@@ -1,16 +1,17 @@
-"""Which MariaDB releases have the simulated flushing (models.mariadb_releases), and the notes a
-scenario or a server's variables get for a release that lacks part of it."""
+"""Which releases have what their version simulates (models.releases), and the notes a scenario or a
+server's variables get for a release that lacks part of it."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, strategies as st
 
-from models.mariadb_releases import CHANGES, has_change, release_differences
+from models.releases import CHANGES, has_change, release_differences
 from sim.config import scenario_from_dict
 from tests.test_server_vars import OLTP
 
 BY_MDEV = {c.mdev: c for c in CHANGES}
+MARIADB = [c for c in CHANGES if c.product == "mariadb"]
 
 
 @pytest.mark.parametrize("release, has", [
@@ -26,41 +27,52 @@ def test_release_table(release, has):
     assert tuple(has_change(BY_MDEV[m], *release) for m in ("MDEV-33053", "MDEV-33613", "MDEV-36226")) == has
 
 
-@given(st.sampled_from(CHANGES), st.integers(10, 12), st.integers(0, 12), st.integers(0, 40))
+@given(st.sampled_from(CHANGES), st.integers(5, 12), st.integers(0, 12), st.integers(0, 40))
 def test_a_change_once_in_a_series_stays(change, major, minor, patch):
     """Within a series a change, once there, is in every later patch release."""
     if has_change(change, major, minor, patch):
         assert has_change(change, major, minor, patch + 1)
 
 
-@pytest.mark.parametrize("release", [(10, 11, 19), (10, 11, 12), (11, 4, 7), (10, 6, 22), (12, 1, 1)])
-def test_no_difference_for_releases_with_every_change(release):
-    assert release_differences(*release) is None
+@pytest.mark.parametrize("product, release", [
+    ("mariadb", (10, 11, 19)), ("mariadb", (10, 11, 12)), ("mariadb", (11, 4, 7)), ("mariadb", (10, 6, 22)),
+    ("mariadb", (12, 1, 1)), ("mysql", (8, 0, 20)), ("mysql", (8, 0, 36)), ("mysql", (5, 7, 44)),
+    ("mysql", (5, 6, 6)), ("mysql", (8, 4, 3)),
+])
+def test_no_difference_for_releases_with_every_change(product, release):
+    assert release_differences(product, *release) is None
+
+
+def test_mysql_before_8_0_20_writes_the_old_doublewrite():
+    """mysql-8.0 simulates 8.0.20-8.0.29; 8.0.11-8.0.19 kept 5.7's doublewrite in ibdata."""
+    text = release_differences("mysql", 8, 0, 19)
+    assert text.startswith("MySQL 8.0.19 lacks the doublewrite files (first in 8.0.20)")
+    assert "system tablespace" in text and "8.0.20-8.0.29" in text
 
 
 def test_differences_name_what_the_release_lacks():
-    text = release_differences(10, 11, 7)
+    text = release_differences("mariadb", 10, 11, 7)
     assert "MariaDB 10.11.7 lacks MDEV-33613 (first in 10.11.8)" in text
     assert "innodb_lru_flush_size" in text and "MDEV-36226 (first in 10.11.12)" in text
     assert "MDEV-33053" not in text and "10.11.18" in text
-    assert "whether MariaDB 11.3.2 has MDEV-33053 is not known here" in release_differences(11, 3, 2)
+    assert "whether MariaDB 11.3.2 has MDEV-33053 is not known here" in release_differences("mariadb", 11, 3, 2)
 
 
-def _notes(version: str) -> list[str]:
+def _notes(version: str, runs_as: str = "mariadb-10.11") -> list[str]:
     doc = {k: dict(v) for k, v in OLTP.items()}
     doc["server"] = {"version": version}
     s = scenario_from_dict(doc, "s.toml")
-    assert s.server.version == "mariadb-10.11"
+    assert s.server.version == runs_as
     return [n for n in s.notes if n.startswith("server.version")]
 
 
 def test_scenario_release_gets_the_note():
     """A 10.11 release before 10.11.8 is its own series, yet gets a note saying what it lacks; a
     release of another series gets it after the "simulated as" note."""
-    assert _notes("mariadb-10.11.6") == [f"server.version 'mariadb-10.11.6': {release_differences(10, 11, 6)}"]
+    assert _notes("mariadb-10.11.6") == [f"server.version 'mariadb-10.11.6': {release_differences('mariadb', 10, 11, 6)}"]
     assert _notes("10.6.16-MariaDB-log") == [
         "server.version '10.6.16-MariaDB-log' is simulated as mariadb-10.11 (its flushing algorithms and "
-        f"defaults); {release_differences(10, 6, 16)}"]
+        f"defaults); {release_differences('mariadb', 10, 6, 16)}"]
 
 
 @pytest.mark.parametrize("version", ["10.11", "mariadb-10.11", "mariadb-10.11.19", "10.11.18-MariaDB"])
@@ -78,3 +90,11 @@ def test_server_variables_of_an_old_release(tmp_path):
     assert s.server.version == "mariadb-10.11"
     notes = [n for n in s.notes if "MDEV-33613" in n]
     assert len(notes) == 1 and "MariaDB 10.11.6 lacks" in notes[0]
+
+
+def test_mysql_release_notes():
+    """mysql-8.0.19 is its own series yet gets the doublewrite note; 8.0.36 keeps only its mapping."""
+    assert _notes("mysql-8.0.19", "mysql-8.0") == [
+        f"server.version 'mysql-8.0.19': {release_differences('mysql', 8, 0, 19)}"]
+    assert _notes("8.0.36", "mysql-8.0.30") == ["server.version '8.0.36' is simulated as mysql-8.0.30"]
+    assert _notes("mysql-8.0", "mysql-8.0") == []
