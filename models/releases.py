@@ -47,7 +47,7 @@ from dataclasses import dataclass
 class FlushingChange:
     """A change to a server's flushing made in patch releases of one or several series."""
     product: str                          # "mysql" or "mariadb"
-    mdev: str                             # what names the change: an MDEV, or the release
+    name: str                             # the change: its MDEV, or what it brought
     first: dict[tuple[int, int], int]     # series (major, minor) -> first patch release with it
     never: frozenset[tuple[int, int]]     # series that ended without it
     all_from: tuple[int, int]             # every release of this series and later has it
@@ -113,9 +113,9 @@ def release_differences(product: str, major: int, minor: int, patch: int) -> str
         if has is False:
             first = change.first.get((major, minor))
             since = f" (first in {major}.{minor}.{first})" if first is not None else ""
-            lacking.append(f"{change.mdev}{since}, before which {change.without}")
+            lacking.append(f"{change.name}{since}, before which {change.without}")
         elif has is None:
-            unknown.append(change.mdev)
+            unknown.append(change.name)
     name = f"{_PRODUCT[product]} {major}.{minor}.{patch}"
     parts = []
     if lacking:

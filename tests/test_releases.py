@@ -10,8 +10,7 @@ from models.releases import CHANGES, has_change, release_differences
 from sim.config import scenario_from_dict
 from tests.test_server_vars import OLTP
 
-BY_MDEV = {c.mdev: c for c in CHANGES}
-MARIADB = [c for c in CHANGES if c.product == "mariadb"]
+BY_MDEV = {c.name: c for c in CHANGES}
 
 
 @pytest.mark.parametrize("release, has", [
