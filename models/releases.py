@@ -42,39 +42,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from models.versions import VERSIONS
+
 
 @dataclass(frozen=True)
 class FlushingChange:
-    """A change to a server's flushing made in patch releases of one or several series."""
-    product: str                          # "mysql" or "mariadb"
+    """A change, made in patch releases of one or several series, to what a version simulates."""
+    version: str                          # the simulated version (models.versions) it concerns
     name: str                             # the change: its MDEV, or what it brought
     first: dict[tuple[int, int], int]     # series (major, minor) -> first patch release with it
     never: frozenset[tuple[int, int]]     # series that ended without it
     all_from: tuple[int, int]             # every release of this series and later has it
     without: str                          # what a release before it does
-    series: tuple[tuple[int, int], tuple[int, int]] = ((10, 5), (99, 99))   # the series it concerns
 
 
 _ENDED_BEFORE_2024 = frozenset({(10, 5), (10, 7), (10, 8), (10, 9), (10, 10)})
 
 CHANGES = (
     FlushingChange(
-        "mysql", "the doublewrite files", {(8, 0): 20}, frozenset(), (8, 1),
+        "mysql-8.0", "the doublewrite files", {(8, 0): 20}, frozenset(), (8, 1),
         "the doublewrite buffer is 5.7's: 128 pages in the system tablespace, one 120-page batch "
-        "in flight", series=((8, 0), (8, 0))),
+        "in flight"),
     FlushingChange(
-        "mariadb", "MDEV-33053", {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3},
+        "mariadb-10.11", "MDEV-33053", {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3},
         _ENDED_BEFORE_2024, (11, 4),
         "the page cleaner turns to LRU eviction only once the free list is empty (buf_pool_t::ran_out), "
         "not as soon as free blocks run short (need_LRU_eviction)"),
     FlushingChange(
-        "mariadb", "MDEV-33613", {(10, 6): 18, (10, 11): 8, (11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2},
+        "mariadb-10.11", "MDEV-33613", {(10, 6): 18, (10, 11): 8, (11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2},
         _ENDED_BEFORE_2024 | {(11, 3)}, (11, 5),
         "a thread that finds no free block writes pages from the LRU tail itself (from 10.5.7 "
         "buf_flush_LRU(innodb_lru_flush_size) in buf_LRU_get_free_block), where the simulated one wakes "
         "the page cleaner and waits for it"),
     FlushingChange(
-        "mariadb", "MDEV-36226", {(10, 6): 22, (10, 11): 12, (11, 4): 6},
+        "mariadb-10.11", "MDEV-36226", {(10, 6): 22, (10, 11): 12, (11, 4): 6},
         _ENDED_BEFORE_2024 | {(11, 0), (11, 1), (11, 2), (11, 3)}, (12, 1),
         "the page cleaner's LRU pass after a flush-ahead batch can get no write budget, so dirty "
         "pages at the LRU tail hold up freeing blocks"),
@@ -82,32 +83,30 @@ CHANGES = (
 
 
 def has_change(change: FlushingChange, major: int, minor: int, patch: int) -> bool | None:
-    """Whether release major.minor.patch (of the change's product) has the change; None when the
-    table does not say. A release of a series the change does not concern has it."""
+    """Whether release major.minor.patch, one that runs as change.version, has the change; None
+    when the table does not say."""
     series = (major, minor)
-    if not change.series[0] <= series <= change.series[1]:
-        return True
     if series in change.first:
         return patch >= change.first[series]
-    if series in change.never or series < min(change.first):
+    if series in change.never:
         return False
     if series >= change.all_from:
         return True
     return None
 
 
-_SIMULATED = {"mysql": "innosim simulates mysql-8.0 as 8.0.20-8.0.29",
-              "mariadb": "innosim simulates the flushing read in MariaDB 10.11.18; where free blocks run "
-                         "short, results differ from this release's"}
-_PRODUCT = {"mysql": "MySQL", "mariadb": "MariaDB"}
+# What each version simulates, as the notes end.
+_SIMULATED = {"mysql-8.0": "innosim simulates mysql-8.0 as 8.0.20-8.0.29",
+              "mariadb-10.11": "innosim simulates the flushing read in MariaDB 10.11.18; where free blocks run "
+                               "short, results differ from this release's"}
 
 
-def release_differences(product: str, major: int, minor: int, patch: int) -> str | None:
-    """What release major.minor.patch of product ("mysql" or "mariadb") does differently from what
-    innosim simulates for it, as one sentence, or None when it has every change."""
+def release_differences(version: str, major: int, minor: int, patch: int) -> str | None:
+    """What release major.minor.patch, which runs as `version` (models.versions), does differently
+    from what innosim simulates for it, as one sentence, or None when it has every change."""
     lacking, unknown = [], []
     for change in CHANGES:
-        if change.product != product:
+        if change.version != version:
             continue
         has = has_change(change, major, minor, patch)
         if has is False:
@@ -116,7 +115,7 @@ def release_differences(product: str, major: int, minor: int, patch: int) -> str
             lacking.append(f"{change.name}{since}, before which {change.without}")
         elif has is None:
             unknown.append(change.name)
-    name = f"{_PRODUCT[product]} {major}.{minor}.{patch}"
+    name = f"{'MariaDB' if VERSIONS[version].is_mariadb else 'MySQL'} {major}.{minor}.{patch}"
     parts = []
     if lacking:
         parts.append(f"{name} lacks " + "; ".join(lacking))
@@ -124,4 +123,4 @@ def release_differences(product: str, major: int, minor: int, patch: int) -> str
         parts.append(f"whether {name} has " + " and ".join(unknown) + " is not known here")
     if not parts:
         return None
-    return "; ".join(parts) + f" ({_SIMULATED[product]})"
+    return "; ".join(parts) + f" ({_SIMULATED[version]})"

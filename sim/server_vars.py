@@ -110,8 +110,7 @@ def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     # A release written with its patch number may predate changes to what its version simulates
     # (models.releases); a bare series (10.11, mariadb-11.4, 8.4) names no release.
     m = _VERSION_RE.match(text)
-    differences = (release_differences("mariadb" if name == "mariadb-10.11" else "mysql",
-                                       *(int(x) for x in m.groups()))
+    differences = (release_differences(name, *(int(x) for x in m.groups()))
                    if _WRITTEN_PATCH.match(value.strip()) else None)
     if name == f"{name.split('-', 1)[0]}-{release_series(text)}":
         # a release of the series the name is (10.11.19, 5.7.44)

@@ -33,28 +33,28 @@ def test_a_change_once_in_a_series_stays(change, major, minor, patch):
         assert has_change(change, major, minor, patch + 1)
 
 
-@pytest.mark.parametrize("product, release", [
-    ("mariadb", (10, 11, 19)), ("mariadb", (10, 11, 12)), ("mariadb", (11, 4, 7)), ("mariadb", (10, 6, 22)),
-    ("mariadb", (12, 1, 1)), ("mysql", (8, 0, 20)), ("mysql", (8, 0, 36)), ("mysql", (5, 7, 44)),
-    ("mysql", (5, 6, 6)), ("mysql", (8, 4, 3)),
+@pytest.mark.parametrize("version, release", [
+    ("mariadb-10.11", (10, 11, 19)), ("mariadb-10.11", (10, 11, 12)), ("mariadb-10.11", (11, 4, 7)),
+    ("mariadb-10.11", (10, 6, 22)), ("mariadb-10.11", (12, 1, 1)), ("mysql-8.0", (8, 0, 20)),
+    ("mysql-8.0.30", (8, 0, 36)), ("mysql-5.7", (5, 7, 44)), ("mysql-5.6", (5, 6, 6)), ("mysql-8.4", (8, 4, 3)),
 ])
-def test_no_difference_for_releases_with_every_change(product, release):
-    assert release_differences(product, *release) is None
+def test_no_difference_for_releases_with_every_change(version, release):
+    assert release_differences(version, *release) is None
 
 
 def test_mysql_before_8_0_20_writes_the_old_doublewrite():
     """mysql-8.0 simulates 8.0.20-8.0.29; 8.0.11-8.0.19 kept 5.7's doublewrite in ibdata."""
-    text = release_differences("mysql", 8, 0, 19)
+    text = release_differences("mysql-8.0", 8, 0, 19)
     assert text.startswith("MySQL 8.0.19 lacks the doublewrite files (first in 8.0.20)")
     assert "system tablespace" in text and "8.0.20-8.0.29" in text
 
 
 def test_differences_name_what_the_release_lacks():
-    text = release_differences("mariadb", 10, 11, 7)
+    text = release_differences("mariadb-10.11", 10, 11, 7)
     assert "MariaDB 10.11.7 lacks MDEV-33613 (first in 10.11.8)" in text
     assert "innodb_lru_flush_size" in text and "MDEV-36226 (first in 10.11.12)" in text
     assert "MDEV-33053" not in text and "10.11.18" in text
-    assert "whether MariaDB 11.3.2 has MDEV-33053 is not known here" in release_differences("mariadb", 11, 3, 2)
+    assert "whether MariaDB 11.3.2 has MDEV-33053 is not known here" in release_differences("mariadb-10.11", 11, 3, 2)
 
 
 def _notes(version: str, runs_as: str = "mariadb-10.11") -> list[str]:
@@ -68,10 +68,10 @@ def _notes(version: str, runs_as: str = "mariadb-10.11") -> list[str]:
 def test_scenario_release_gets_the_note():
     """A 10.11 release before 10.11.8 is its own series, yet gets a note saying what it lacks; a
     release of another series gets it after the "simulated as" note."""
-    assert _notes("mariadb-10.11.6") == [f"server.version 'mariadb-10.11.6': {release_differences('mariadb', 10, 11, 6)}"]
+    assert _notes("mariadb-10.11.6") == [f"server.version 'mariadb-10.11.6': {release_differences('mariadb-10.11', 10, 11, 6)}"]
     assert _notes("10.6.16-MariaDB-log") == [
         "server.version '10.6.16-MariaDB-log' is simulated as mariadb-10.11 (its flushing algorithms and "
-        f"defaults); {release_differences('mariadb', 10, 6, 16)}"]
+        f"defaults); {release_differences('mariadb-10.11', 10, 6, 16)}"]
 
 
 @pytest.mark.parametrize("version", ["10.11", "mariadb-10.11", "mariadb-10.11.19", "10.11.18-MariaDB"])
@@ -94,6 +94,6 @@ def test_server_variables_of_an_old_release(tmp_path):
 def test_mysql_release_notes():
     """mysql-8.0.19 is its own series yet gets the doublewrite note; 8.0.36 keeps only its mapping."""
     assert _notes("mysql-8.0.19", "mysql-8.0") == [
-        f"server.version 'mysql-8.0.19': {release_differences('mysql', 8, 0, 19)}"]
+        f"server.version 'mysql-8.0.19': {release_differences('mysql-8.0', 8, 0, 19)}"]
     assert _notes("8.0.36", "mysql-8.0.30") == ["server.version '8.0.36' is simulated as mysql-8.0.30"]
     assert _notes("mysql-8.0", "mysql-8.0") == []
