@@ -759,11 +759,11 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
             notes.append(f"{v.label}: '{key}' was removed. It does nothing now and exists only for "
                          "compatibility with old my.cnf files (the server's startup warning)")
     _whole_where_declared_so(srv, v, origin)
-    for key in ("innodb_flush_log_at_timeout", "innodb_flush_log_at_trx_commit"):
-        # SCHEMA holds MariaDB's range; MySQL's declaration is narrower (server_range).
+    for key in sorted(DECLARED_RANGE_KEYS):
+        # SCHEMA holds the widest declaration (MariaDB's); server_range narrows it per version.
         lo, hi = server_range(key, v)
         x, spec = srv[SCHEMA["server"][key].attr], SCHEMA["server"][key]
-        if not lo <= x <= hi:
+        if (lo, hi) != (spec.lo, spec.hi) and not lo <= x <= hi:
             below = x < lo
             raise InputError(origin[("server", key)], f"server.{key}",
                              f"{x} is {'below' if below else 'above'} {v.label}'s {'minimum' if below else 'maximum'} "
