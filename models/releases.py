@@ -11,9 +11,12 @@ is in the system tablespace, from 8.0.20 in doublewrite files; shared/research/i
 5.1-5.2): mysql-8.0 simulates 8.0.20-8.0.29 (models.doublewrite, variant "80"); 8.0.11-8.0.19
 write the 5.6/5.7 doublewrite (variant "56").
 
-MariaDB: every 10.5+ release runs with the flushing read in 10.11.18 (models.page_cleaner_mariadb,
-models.user_threads). Three changes to that flushing reached the maintained series in patch
-releases, so a release before them behaves differently where free blocks run short.
+MariaDB: every 10.5+ release runs with the flushing and redo log writes read in 10.11.18
+(models.page_cleaner_mariadb, models.user_threads, models.run_queue). Three changes to that flushing
+reached the maintained series in patch releases, so a release before them behaves differently where
+free blocks run short; the log has been opened O_DIRECT only since 10.8.3 (MDEV-28111), which matters
+where more threads run than there are cores (the group commit's leader waits for a core after each
+blocking call). A bare series (10.6) is told of the changes none of its releases has.
 
 Sources (read 2026-11-30):
 * MDEV-33053 "InnoDB LRU flushing does not run before running out of buffer pool", commit
@@ -31,6 +34,11 @@ Sources (read 2026-11-30):
   commit 77bebe9eb0 (the LRU pass after a flush-ahead batch of innodb_io_capacity_max pages gets a
   write budget of its own): in the 10.6.22 changelog (8 May 2025) and the 11.4.6 release notes;
   10.11.12 was released with them: inferred, not read.
+* MDEV-28111 "Redo log writes are being buffered on Linux for no good reason", commit c4c8830709
+  (2022-03-17, on the 10.8 branch after 10.8.2; ib_logfile0 opened O_DIRECT by default): in the
+  MariaDB 10.8.3 changelog (20 May 2022). The commit of MDEV-28766 (4c0cd953ab, which added
+  innodb_log_file_buffering) says c4c8830 disabled the file system cache on the log by default on
+  Linux, so 10.5 to 10.7 and 10.8.0-10.8.2 write it through the page cache; 10.9 was branched later.
 Series 10.7 to 10.10 had ended (November 2023 the last) before the first of these changes; 10.5
 never got them (each was committed to 10.6). A later series is taken to have a change from its
 first release when it was branched after the change (preview releases aside: 11.4 for MDEV-33053,
@@ -54,31 +62,39 @@ class FlushingChange:
     never: frozenset[tuple[int, int]]     # series that ended without it
     all_from: tuple[int, int]             # every release of this series and later has it
     without: str                          # what a release before it does
+    matters: str                          # where results differ for a release without it
 
 
+_FREE_BLOCKS = "where free blocks run short"
 _ENDED_BEFORE_2024 = frozenset({(10, 5), (10, 7), (10, 8), (10, 9), (10, 10)})
 
 CHANGES = (
     FlushingChange(
         "mysql-8.0", "the doublewrite files", {(8, 0): 20}, frozenset(), (8, 1),
         "the doublewrite buffer is 5.7's: 128 pages in the system tablespace, one 120-page batch "
-        "in flight"),
+        "in flight", "in the page cleaner's doublewrite batches"),
     FlushingChange(
         "mariadb-10.11", "MDEV-33053", {(10, 6): 17, (10, 11): 7, (11, 0): 5, (11, 1): 4, (11, 2): 3},
         _ENDED_BEFORE_2024, (11, 4),
         "the page cleaner turns to LRU eviction only once the free list is empty (buf_pool_t::ran_out), "
-        "not as soon as free blocks run short (need_LRU_eviction)"),
+        "not as soon as free blocks run short (need_LRU_eviction)", _FREE_BLOCKS),
     FlushingChange(
         "mariadb-10.11", "MDEV-33613", {(10, 6): 18, (10, 11): 8, (11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2},
         _ENDED_BEFORE_2024 | {(11, 3)}, (11, 5),
         "a thread that finds no free block writes pages from the LRU tail itself (from 10.5.7 "
         "buf_flush_LRU(innodb_lru_flush_size) in buf_LRU_get_free_block), where the simulated one wakes "
-        "the page cleaner and waits for it"),
+        "the page cleaner and waits for it", _FREE_BLOCKS),
     FlushingChange(
         "mariadb-10.11", "MDEV-36226", {(10, 6): 22, (10, 11): 12, (11, 4): 6},
         _ENDED_BEFORE_2024 | {(11, 0), (11, 1), (11, 2), (11, 3)}, (12, 1),
         "the page cleaner's LRU pass after a flush-ahead batch can get no write budget, so dirty "
-        "pages at the LRU tail hold up freeing blocks"),
+        "pages at the LRU tail hold up freeing blocks", _FREE_BLOCKS),
+    FlushingChange(
+        "mariadb-10.11", "MDEV-28111", {(10, 8): 3}, frozenset({(10, 5), (10, 6), (10, 7)}), (10, 9),
+        "ib_logfile0 is written through the page cache, so a group commit's leader blocks once a log "
+        "write (in fdatasync), where the simulated one, with the log opened O_DIRECT unless "
+        "innodb_flush_log_at_trx_commit = 2, blocks in the write too",
+        "where more threads run than there are cores"),
 )
 
 
@@ -97,25 +113,31 @@ def has_change(change: FlushingChange, major: int, minor: int, patch: int) -> bo
 
 # What each version simulates, as the notes end.
 _SIMULATED = {"mysql-8.0": "innosim simulates mysql-8.0 as 8.0.20-8.0.29",
-              "mariadb-10.11": "innosim simulates the flushing read in MariaDB 10.11.18; where free blocks run "
-                               "short, results differ from this release's"}
+              "mariadb-10.11": "innosim simulates the flushing and redo log writes read in MariaDB 10.11.18"}
 
 
-def release_differences(version: str, major: int, minor: int, patch: int) -> str | None:
+def release_differences(version: str, major: int, minor: int, patch: int | None) -> str | None:
     """What release major.minor.patch, which runs as `version` (models.versions), does differently
-    from what innosim simulates for it, as one sentence, or None when it has every change."""
-    lacking, unknown = [], []
+    from what innosim simulates for it, as one sentence, or None when it has every change. With
+    patch None (a bare series: 10.6, mariadb-10.5) only the changes no release of the series has."""
+    lacking, unknown, matters = [], [], []
     for change in CHANGES:
         if change.version != version:
             continue
-        has = has_change(change, major, minor, patch)
+        if patch is None:
+            has = False if (major, minor) in change.never else True
+        else:
+            has = has_change(change, major, minor, patch)
         if has is False:
             first = change.first.get((major, minor))
             since = f" (first in {major}.{minor}.{first})" if first is not None else ""
             lacking.append(f"{change.name}{since}, before which {change.without}")
         elif has is None:
             unknown.append(change.name)
-    name = f"{'MariaDB' if VERSIONS[version].is_mariadb else 'MySQL'} {major}.{minor}.{patch}"
+        if has is not True and change.matters not in matters:
+            matters.append(change.matters)
+    product = "MariaDB" if VERSIONS[version].is_mariadb else "MySQL"
+    name = f"{product} {major}.{minor}.{patch}" if patch is not None else f"every {product} {major}.{minor} release"
     parts = []
     if lacking:
         parts.append(f"{name} lacks " + "; ".join(lacking))
@@ -123,4 +145,5 @@ def release_differences(version: str, major: int, minor: int, patch: int) -> str
         parts.append(f"whether {name} has " + " and ".join(unknown) + " is not known here")
     if not parts:
         return None
-    return "; ".join(parts) + f" ({_SIMULATED[version]})"
+    whose = "this release's" if patch is not None else "theirs"
+    return "; ".join(parts) + f" ({_SIMULATED[version]}; results differ from {whose} " + " and ".join(matters) + ")"

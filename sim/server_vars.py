@@ -58,13 +58,15 @@ def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
 
 _NAMED_RELEASE = re.compile(r"^(mysql|mariadb)-(\d+\.\d+)(\.\d+)?$", re.IGNORECASE)
 _BARE_SERIES = re.compile(r"^(\d+)\.(\d+)$")
+_BARE_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 _WRITTEN_PATCH = re.compile(r"^(?:(?:mysql|mariadb)-)?\d+\.\d+\.\d+", re.IGNORECASE)
 
 
 def _release_text(value: object) -> str:
     """A written release as the server reports its version: mysql-8.0.36 -> 8.0.36, mariadb-11.4 ->
     11.4.0-MariaDB; a bare series as its first release (MySQL's majors are 5, 8 and 9, MariaDB's
-    10 and 11): 8.0 -> 8.0.0, 11.4 -> 11.4.0-MariaDB; anything else as it is."""
+    from 10): 8.0 -> 8.0.0, 11.4 -> 11.4.0-MariaDB; a bare release likewise: 10.6.16 ->
+    10.6.16-MariaDB; anything else as it is."""
     text = value.strip() if isinstance(value, str) else ""
     m = _NAMED_RELEASE.match(text)
     if m:
@@ -73,6 +75,9 @@ def _release_text(value: object) -> str:
     m = _BARE_SERIES.match(text)
     if m:
         text += ".0" + ("-MariaDB" if int(m.group(1)) >= 10 else "")
+    m = _BARE_RELEASE.match(text)
+    if m and int(m.group(1)) >= 10:
+        text += "-MariaDB"
     return text
 
 
@@ -108,10 +113,11 @@ def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     except InputError as err:
         raise InputError(where, "server.version", f"{value!r}: {err.problem}", err.allowed) from None
     # A release written with its patch number may predate changes to what its version simulates
-    # (models.releases); a bare series (10.11, mariadb-11.4, 8.4) names no release.
+    # (models.releases); a bare series (10.6, mariadb-11.4, 8.4) names no release, and is told only
+    # of the changes none of its releases has.
     m = _VERSION_RE.match(text)
-    differences = (release_differences(name, *(int(x) for x in m.groups()))
-                   if _WRITTEN_PATCH.match(value.strip()) else None)
+    major, minor, patch = (int(x) for x in m.groups())
+    differences = release_differences(name, major, minor, patch if _WRITTEN_PATCH.match(value.strip()) else None)
     if name == f"{name.split('-', 1)[0]}-{release_series(text)}":
         # a release of the series the name is (10.11.19, 5.7.44)
         return name, (f"server.version {value!r}: {differences}" if differences else None)

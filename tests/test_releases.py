@@ -35,7 +35,7 @@ def test_a_change_once_in_a_series_stays(change, major, minor, patch):
 
 @pytest.mark.parametrize("version, release", [
     ("mariadb-10.11", (10, 11, 19)), ("mariadb-10.11", (10, 11, 12)), ("mariadb-10.11", (11, 4, 7)),
-    ("mariadb-10.11", (10, 6, 22)), ("mariadb-10.11", (12, 1, 1)), ("mysql-8.0", (8, 0, 20)),
+    ("mariadb-10.11", (11, 4, 6)), ("mariadb-10.11", (12, 1, 1)), ("mysql-8.0", (8, 0, 20)),
     ("mysql-8.0.30", (8, 0, 36)), ("mysql-5.7", (5, 7, 44)), ("mysql-5.6", (5, 6, 6)), ("mysql-8.4", (8, 4, 3)),
 ])
 def test_no_difference_for_releases_with_every_change(version, release):
@@ -97,3 +97,35 @@ def test_mysql_release_notes():
         f"server.version 'mysql-8.0.19': {release_differences('mysql-8.0', 8, 0, 19)}"]
     assert _notes("8.0.36", "mysql-8.0.30") == ["server.version '8.0.36' is simulated as mysql-8.0.30"]
     assert _notes("mysql-8.0", "mysql-8.0") == []
+
+
+@pytest.mark.parametrize("release, has", [
+    ((10, 5, 29), False), ((10, 6, 22), False), ((10, 7, 8), False), ((10, 8, 2), False), ((10, 8, 3), True),
+    ((10, 9, 1), True), ((10, 11, 0), True), ((11, 4, 2), True),
+])
+def test_log_o_direct_came_with_10_8_3(release, has):
+    """MDEV-28111: ib_logfile0 opened O_DIRECT from 10.8.3 (the 10.8.3 changelog); 10.5-10.7 never."""
+    assert has_change(BY_MDEV["MDEV-28111"], *release) is has
+
+
+def test_a_bare_series_is_told_what_none_of_its_releases_has():
+    """10.6 names no release, yet no 10.6 release opens its log O_DIRECT; 10.5 lacks all four changes.
+    What depends on the release (MDEV-33053 came in 10.6.17) is not said of the series."""
+    text = release_differences("mariadb-10.11", 10, 6, None)
+    assert text.startswith("every MariaDB 10.6 release lacks MDEV-28111, before which ib_logfile0 is written "
+                           "through the page cache")
+    assert "MDEV-33053" not in text and "more threads run than there are cores" in text
+    assert "free blocks" not in text and text.endswith("results differ from theirs where more threads run than "
+                                                       "there are cores)")
+    five = release_differences("mariadb-10.11", 10, 5, None)
+    assert all(m in five for m in ("MDEV-33053", "MDEV-33613", "MDEV-36226", "MDEV-28111"))
+    assert release_differences("mariadb-10.11", 10, 11, None) is None
+    assert _notes("10.6") == [f"server.version '10.6' is simulated as mariadb-10.11 (its flushing algorithms and "
+                              f"defaults); {text}"]
+
+
+@pytest.mark.parametrize("written, series", [("10.6.16", (10, 6, 16)), ("11.4.2", (11, 4, 2)), ("10.5.23", (10, 5, 23))])
+def test_a_mariadb_release_without_its_suffix(written, series):
+    """10.6.16 is MariaDB's (MySQL's majors are 5, 8 and 9), written with or without -MariaDB."""
+    assert _notes(written) == [f"server.version {written!r} is simulated as mariadb-10.11 (its flushing algorithms "
+                               f"and defaults); {release_differences('mariadb-10.11', *series)}"]

@@ -43,7 +43,7 @@ def test_versions_not_simulated(reported):
 @pytest.mark.parametrize("written, name, noted", [
     ("mysql-8.0.36", "mysql-8.0.30", True), ("8.0.36", "mysql-8.0.30", True), ("mysql-8.0.29", "mysql-8.0", False),
     ("MySQL-5.7.44", "mysql-5.7", False), ("mysql-8.4.3", "mysql-8.4", False), ("mariadb-11.4", "mariadb-10.11", True),
-    ("mariadb-10.11.19", "mariadb-10.11", False), ("10.6.22-MariaDB-log", "mariadb-10.11", True),
+    ("mariadb-10.11.19", "mariadb-10.11", False), ("11.4.7-MariaDB-log", "mariadb-10.11", True),
     ("mysql-8.4", "mysql-8.4", False), ("8.4", "mysql-8.4", False), ("5.7", "mysql-5.7", False),
     ("10.11", "mariadb-10.11", False), ("11.4", "mariadb-10.11", True),
 ])
@@ -65,6 +65,7 @@ def test_scenario_version_takes_a_release(written, name, noted):
     ("mysql-9.1.0", "MySQL 9.1 is not simulated"), ("mariadb-10.4", "MariaDB 10.4 is not simulated"),
     ("oracle-8", "is not allowed"), (8, "is a number"), (8.4, "is a number"), ("mysql-8", "is not allowed"),
     ("8.0", "two simulated versions"), ("9.1", "MySQL 9.1 is not simulated"), ("10.4", "MariaDB 10.4 is not simulated"),
+    ("10.3.39", "MariaDB 10.3 is not simulated"),
 ])
 def test_scenario_version_refused(written, problem):
     doc = {k: dict(v) for k, v in OLTP.items()}
