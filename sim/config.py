@@ -344,7 +344,12 @@ def parse_key(section: str, name: str, value: Any, src: str) -> Any:
             raise InputError(src, label, "takes one value, not a list", key.allowed())
         if not value:
             raise InputError(src, label, "an empty list", key.allowed())
-        return tuple(_parse_scalar(key, v, src, label) for v in value)
+        parsed = tuple(_parse_scalar(key, v, src, label) for v in value)
+        twice = next((p for i, p in enumerate(parsed) if p in parsed[:i]), None)
+        if twice is not None:
+            # 4K and 4096 are one block size: the grid would run the same case twice.
+            raise InputError(src, label, f"{value!r} names {twice!r} twice", "distinct values")
+        return parsed
     parsed = _parse_scalar(key, value, src, label)
     return (parsed,) if key.listable else parsed
 

@@ -42,6 +42,20 @@ duration = "250ms"
     assert len(cases_from_scenario(s)) == 4
 
 
+@pytest.mark.parametrize("line, problem", [
+    ('block_size = ["4K", "16K", "4096"]', "['4K', '16K', '4096'] names 4096 twice"),
+    ("processes = [4, 1, 4]", "[4, 1, 4] names 4 twice"),
+    ('filesystem = ["xfs", "ext4", "xfs"]', "names 'xfs' twice"),
+])
+def test_a_grid_axis_naming_a_value_twice_is_refused(tmp_path, line, problem):
+    """4K and 4096 are one block size: a grid that names it twice would run the same case twice
+    (as innosim sweep --grid refuses a repeated value)."""
+    section = "hardware" if line.startswith("filesystem") else "workload"
+    with pytest.raises(InputError) as err:
+        load_scenario(write(tmp_path, f"[{section}]\n{line}\n"))
+    assert problem in str(err.value) and "distinct values" in str(err.value)
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_scenarios_load(path):
     s = load_scenario(path)
