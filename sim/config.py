@@ -327,6 +327,10 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             if value not in key.choices:
                 raise bad(f"{format_size(value)} is not allowed")
             return value
+        if value not in key.choices and name.startswith("server.") and isinstance(value, str):
+            # mysqld takes an enumeration's value without regard to case (as sim.mycnf reads a
+            # my.cnf): innodb_flush_method = o_direct is O_DIRECT.
+            value = next((c for c in key.choices if c.casefold() == value.casefold()), value)
         if value not in key.choices:
             raise bad(f"{value!r} is not allowed")
         return value

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import SCHEMA, Scenario, parse_override, scenario_from_dict, setting_value, whole_numbers_only
+from sim.config import SCHEMA, Scenario, parse_key, parse_override, scenario_from_dict, setting_value, whole_numbers_only
 
 RANGE_KINDS = ("size", "duration", "int", "float")
 
@@ -124,7 +124,26 @@ def parse_grid(text: str) -> tuple[str, tuple[str, ...]]:
         raise InputError("--grid", key, f"{rhs!r} is not a comma-separated list of values", "e.g. 1G,2G,4G")
     if len(set(values)) != len(values):
         raise InputError("--grid", key, f"{rhs!r} repeats a value", "distinct values")
+    seen: dict = {}
+    for v in values:
+        same = seen.setdefault(_grid_number(key, v), v)
+        if same != v:
+            raise InputError("--grid", key, f"{same!r} and {v!r} are the same value", "distinct values")
     return key, values
+
+
+def _grid_number(key: str, text: str):
+    """A grid value as the scenario will hold it when it is a number (1G and 1024M are both
+    1073741824), else the text as typed: words are compared as given (a release and the version it
+    runs as keep rows of their own), and a value the scenario refuses is reported by `expand`."""
+    section, name = key.split(".")
+    try:
+        value = parse_key(section, name, parse_override(f"{key}={text}")[2], "--grid")
+    except InputError:
+        return text
+    if isinstance(value, tuple) and len(value) == 1:
+        value = value[0]
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else text
 
 
 def parse_range(text: str, base: dict, src: str) -> tuple[str, float, float, bool]:

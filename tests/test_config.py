@@ -42,6 +42,16 @@ duration = "250ms"
     assert len(cases_from_scenario(s)) == 4
 
 
+def test_server_enumerations_are_taken_without_regard_to_case(tmp_path):
+    """As mysqld (and sim.mycnf) take them: o_direct is O_DIRECT, CRC32 is crc32. Other sections'
+    words stay exact."""
+    s = load_scenario(write(tmp_path, "[server]\ninnodb_flush_method = \"o_direct\"\n"),
+                      ["server.innodb_checksum_algorithm=CRC32"])
+    assert s.server.innodb_flush_method == "O_DIRECT" and s.server.innodb_checksum_algorithm == "crc32"
+    with pytest.raises(InputError, match="'XFS' is not allowed"):
+        load_scenario(write(tmp_path, "[hardware]\nfilesystem = \"XFS\"\n"))
+
+
 @pytest.mark.parametrize("line, problem", [
     ('block_size = ["4K", "16K", "4096"]', "['4K', '16K', '4096'] names 4096 twice"),
     ("processes = [4, 1, 4]", "[4, 1, 4] names 4 twice"),

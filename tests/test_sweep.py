@@ -80,6 +80,15 @@ def test_bad_grid_names_the_key(text, field):
     assert err.value.field == field
 
 
+def test_grid_values_that_are_one_number_are_refused():
+    """1G and 1024M are one log size: two identical runs under two labels would look like a result."""
+    with pytest.raises(InputError) as err:
+        sweep.parse_grid("server.innodb_log_file_size=512M,1G,1024M")
+    assert err.value.problem == "'1G' and '1024M' are the same value"
+    # Words stay as typed: a release keeps its row beside the version it runs as.
+    assert sweep.parse_grid("server.version=mysql-8.0.30,8.0.36")[1] == ("mysql-8.0.30", "8.0.36")
+
+
 def test_bad_range_and_refused_points_are_reported_before_any_run():
     with pytest.raises(InputError, match="low end"):
         sweep.parse_range("server.innodb_io_capacity=400:200", BASE, "b")
