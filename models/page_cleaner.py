@@ -65,7 +65,7 @@ class PageCleaner56:
         lsn = self.log.lsn
         oldest = self.pool.oldest_modification_all()
         dirty_pct = self.pool.modified_ratio_pct()
-        self.state, req = adaptive_request_56(self.state, lsn, oldest if oldest else lsn, dirty_pct,
+        self.state, req = adaptive_request_56(self.state, lsn, oldest, dirty_pct,
                                               self.limits.log_group_capacity,
                                               self.limits.max_modified_age_async, self.s)
         if req is None:

@@ -128,8 +128,10 @@ class PageCleanerCoordinator:
             self.state, go = averages_57(self.state, lsn, self.env.now, self.last_pages, s.flushing_avg_loops)
             if not go:
                 return None
-        oldest = pool.oldest_modification_all() or lsn
-        age = lsn - oldest
+        # 5.7 buf_pool_get_oldest_modification, 8.0 buf_pool_get_oldest_modification_approx: 0 when
+        # every flush list is empty, so the age is then the whole LSN (the server's arithmetic).
+        oldest = pool.oldest_modification_all()
+        age = lsn - oldest if lsn > oldest else 0
         dirty_pct = modified_ratio_pct_57(pool.dirty_pages(), pool.lru_pages(), pool.free_pages())
         p_dirty = pct_for_dirty_57(dirty_pct, s.max_dirty_pages_pct, s.max_dirty_pages_pct_lwm)
         p_lsn = pct_for_lsn(age, self.limits.log_group_capacity, self.limits.max_modified_age_async,

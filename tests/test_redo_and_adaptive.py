@@ -235,3 +235,79 @@ def test_log_free_check_sees_the_flag_other_threads_mtrs_would_set():
     st2.lsn += 2 * MIB
     mdb.log_close_check()
     assert st2.check_flush_or_checkpoint
+
+
+class _EmptyPool:
+    """A buffer pool with every flush list empty (buf_pool_get_oldest_modification returns 0)."""
+    n_instances = 2
+
+    def oldest_modification_all(self):
+        return 0
+
+    def modified_ratio_pct(self):
+        return 0
+
+    def dirty_pages(self):
+        return 0
+
+    def lru_pages(self):
+        return 1000
+
+    def free_pages(self):
+        return 1000
+
+    def count_below(self, i, target, cap):
+        return 0
+
+
+class _Stub:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def test_no_dirty_page_is_an_age_of_the_whole_lsn_56():
+    """5.6 page_cleaner_flush_pages_if_needed: with every flush list empty, oldest_lsn is 0 and the
+    age is cur_lsn, so pct_for_lsn is at its top and the request (capped at io_capacity_max) becomes
+    prev_pages: the next pass's age factor is io_capacity_max / 1."""
+    from models.page_cleaner import PageCleaner56
+
+    s = ServerSettings(io_capacity=200, io_capacity_max=2000)
+    limits = _Stub(log_group_capacity=90_000_000, max_modified_age_async=70_000_000)
+    asked = []
+
+    class Flusher:
+        def buf_flush_list(self, n, lsn_limit, kind):
+            asked.append((n, lsn_limit))
+            return True, 0
+            yield
+
+    cleaner = PageCleaner56(None, Flusher(), _EmptyPool(), _Stub(lsn=500_000_000), _Stub(add=lambda *a: None),
+                            s, limits)
+    cleaner.state = af.AdaptiveState56(prev_lsn=1, lsn_avg_rate=1_000_000)
+    gen = cleaner.flush_pages_if_needed()
+    with pytest.raises(StopIteration):
+        next(gen)
+    assert cleaner.gauges["buffer_flush_pct_for_lsn"] == af.pct_for_lsn(500_000_000, 90_000_000, 70_000_000, 200, 2000)
+    assert asked == [(2000, 1_000_000)]            # n capped; lsn_limit = 0 + lsn_avg_rate x 1
+    assert cleaner.state.prev_pages == 2000 and cleaner.state.last_pages == 1
+
+
+def test_no_dirty_page_is_an_age_of_the_whole_lsn_57():
+    """5.7 buf_pool_get_oldest_modification / 8.0 _approx return 0 for empty flush lists: the
+    recommendation sees age = cur_lsn, as page_cleaner_flush_pages_recommendation does."""
+    from models.page_cleaner_coordinator import PageCleanerCoordinator
+
+    class Env:
+        now = 5.0
+
+        def event(self):
+            return _Stub(triggered=False)
+
+    s = ServerSettings(io_capacity=200, io_capacity_max=2000)
+    limits = _Stub(log_group_capacity=90_000_000, max_modified_age_async=70_000_000)
+    for mode_80 in (False, True):
+        c = PageCleanerCoordinator(Env(), None, _EmptyPool(), _Stub(lsn=500_000_000), None, s, limits, mode_80)
+        c.state = af.AdaptiveState57(prev_lsn=1, prev_time_s=4.0, lsn_avg_rate=1_000_000)
+        req = c.recommend(sync=False)
+        assert c.gauges["buffer_flush_pct_for_lsn"] == af.pct_for_lsn(500_000_000, 90_000_000, 70_000_000, 200, 2000)
+        assert req.n_pages > 0
