@@ -24,6 +24,8 @@ from models import detached
 from models.fil import contiguous_runs
 
 DOUBLEWRITE_BATCH_PAGES = 120          # srv_doublewrite_batch_size (5.6)
+DETECT_ONLY = "DETECT_ONLY"            # innodb_doublewrite = DETECT_ONLY (MySQL 8.0.30+)
+REDUCED_BATCH_PAGE_SIZE = 8192         # dblwr::REDUCED_BATCH_PAGE_SIZE (8.0.30+ buf0dblwr.h)
 
 
 def fsp_extent_size_pages(page_size_bytes: int) -> int:
@@ -162,11 +164,17 @@ class Doublewrite80(Doublewrite56):
     data files are fsynced. Buffers of different instances are in flight at the same time.
     Simplified: one batch in flight per buffer (the server has a pool of batch segments), and the
     doublewrite files share ibdata1's inode.
+
+    `reduced` (innodb_doublewrite = DETECT_ONLY, 8.0.30+: Reduced_double_write::write_dblwr_pages)
+    writes for a batch one REDUCED_BATCH_PAGE_SIZE page of 16-byte entries (space id, page number,
+    LSN) to the .bdblwr file instead of the pages themselves, then fsyncs and posts the pages as
+    above. A single-page flush (Double_write::sync_page_flush) still writes the whole page.
     """
 
     def __init__(self, env, fil, space_of, counters, on_complete, enabled: bool, inst_of, pages: int,
-                 flush_method: str) -> None:
+                 flush_method: str, reduced: bool = False) -> None:
         super().__init__(env, fil, space_of, counters, on_complete, enabled)
+        self.reduced = reduced
         self.inst_of = inst_of
         self.capacity = max(1, pages)
         self.fsync_dblwr = flush_method not in ("O_DIRECT", "O_DIRECT_NO_FSYNC")
@@ -203,7 +211,7 @@ class Doublewrite80(Doublewrite56):
         self.bufs[key] = []
         done = env.event()
         self.running[key] = done
-        yield from self.fil.write_ibdata(len(pages) * self.fil.page_size)
+        yield from self.fil.write_ibdata(REDUCED_BATCH_PAGE_SIZE if self.reduced else len(pages) * self.fil.page_size)
         if self.fsync_dblwr:
             yield from self.fil.fsync_ibdata()
         self.counters.add("Innodb_dblwr_pages_written", len(pages))

@@ -82,6 +82,7 @@ class ServerSettings:
     lru_scan_depth: int = 1024
     flush_neighbors: int = 1
     doublewrite: bool = True
+    doublewrite_reduced: bool = False     # innodb_doublewrite = DETECT_ONLY (8.0.30+): page identifiers only
     flush_method: str = "fsync"
     old_blocks_pct: int = 37
     old_blocks_time_s: float = 1.0

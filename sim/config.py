@@ -17,6 +17,7 @@ from models import dedicated_server
 from models.block_layer import NR_REQUESTS, NR_REQUESTS_RANGE, QUEUE_DEPTH_RANGE, QUEUE_DEPTH_SATA
 from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
+from models.doublewrite import DETECT_ONLY
 from models.errors import InputError
 from models.filesystem import (ERA_MOUNT_OPTIONS, FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec,
                                mount_options_for)
@@ -310,9 +311,8 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             # 8.0.30+ values, as the option-file reader takes them (sim.mycnf.convert_value).
             if value.upper() == "DETECT_AND_RECOVER":
                 return True
-            if value.upper() == "DETECT_ONLY":
-                raise InputError(src, name, "DETECT_ONLY (doublewrite writes page identifiers only) is not "
-                                 "simulated", "ON, OFF or DETECT_AND_RECOVER")
+            if value.upper() == DETECT_ONLY:
+                return DETECT_ONLY          # enabled, page identifiers only (MySQL 8.0.30+)
         if isinstance(value, int) and value in (0, 1):
             # The server takes 0 and 1 for a boolean variable, so --set server.innodb_doublewrite=0
             # (parsed as the integer 0) and `innodb_doublewrite = 0` in a scenario mean OFF.
@@ -379,7 +379,7 @@ class ServerConfig:
     innodb_flush_sync: bool
     innodb_idle_flush_pct: int
     innodb_doublewrite_pages: int
-    innodb_doublewrite: bool
+    innodb_doublewrite: bool | str            # True, False, or DETECT_ONLY (8.0.30+)
     innodb_use_native_aio: bool
     innodb_use_fdatasync: bool
     innodb_write_io_threads: int
@@ -777,6 +777,12 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
             raise InputError(origin[("server", key)], f"server.{key}",
                              f"{x} is {'below' if below else 'above'} {v.label}'s {'minimum' if below else 'maximum'} "
                              f"(MariaDB takes {spec.lo:g} to {spec.hi:g})", f"int from {lo:g} to {hi:g}")
+    if srv["innodb_doublewrite"] == DETECT_ONLY and v.redo != "8030":
+        # innodb_doublewrite became an enumeration in MySQL 8.0.30; before, and in MariaDB, it is a
+        # boolean, and the server refuses the value at startup.
+        raise InputError(origin[("server", "innodb_doublewrite")], "server.innodb_doublewrite",
+                         f"DETECT_ONLY is not a value {v.label} accepts (MySQL 8.0.30 and later)",
+                         "ON or OFF")
     algo = srv["innodb_checksum_algorithm"]
     if "innodb_checksum_algorithm" in given and algo not in v.checksum_algorithms:
         raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",

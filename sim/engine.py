@@ -18,7 +18,7 @@ from models.buf_flush import FlushBatches, Flusher
 from models.buffer_pool import BufferPool
 from models.checksum import page_checksum_s
 from models.device import Device, DeviceProfile, load_profile
-from models.doublewrite import Doublewrite56, Doublewrite80, DoublewriteMariaDB
+from models.doublewrite import DETECT_ONLY, Doublewrite56, Doublewrite80, DoublewriteMariaDB
 from models.fil import FilIO
 from models.filesystem import Filesystem, FsSpec, make_spec, mount_options_for
 from models.log_checkpointer import LogSys80
@@ -124,7 +124,8 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         flushing_avg_loops=s.innodb_flushing_avg_loops,
         lru_scan_depth=s.innodb_lru_scan_depth,
         flush_neighbors=neighbors,
-        doublewrite=s.innodb_doublewrite,
+        doublewrite=bool(s.innodb_doublewrite),
+        doublewrite_reduced=s.innodb_doublewrite == DETECT_ONLY,
         flush_method=s.innodb_flush_method,
         old_blocks_pct=s.innodb_old_blocks_pct,
         old_blocks_time_s=s.innodb_old_blocks_time_ms / 1000.0,
@@ -281,7 +282,8 @@ class Server:
                                    self.flusher.on_write_complete)
         if v.doublewrite == "80":
             return Doublewrite80(*args, enabled=st.doublewrite, inst_of=self.pool.inst_of,
-                                 pages=st.doublewrite_pages, flush_method=st.flush_method)
+                                 pages=st.doublewrite_pages, flush_method=st.flush_method,
+                                 reduced=st.doublewrite_reduced)
         if v.doublewrite == "mariadb":
             return DoublewriteMariaDB(*args, enabled=st.doublewrite)
         return Doublewrite56(*args, enabled=st.doublewrite)

@@ -20,7 +20,8 @@ my_default.cc / my_getopt.cc):
 * The last setting of an option wins, in file and line order.
 * Values: booleans ON/OFF/TRUE/FALSE/1/0 (an option named without a value is ON); numbers with an
   optional K/M/G/T/P suffix (powers of 1024, my_getopt's eval_num_suffix); enumerations without
-  regard to case. innodb_doublewrite = DETECT_AND_RECOVER (8.0.30+) is ON.
+  regard to case. innodb_doublewrite = DETECT_AND_RECOVER (8.0.30+) is ON; DETECT_ONLY is kept
+  (the doublewrite writes page identifiers only).
 
 Only the InnoDB settings innosim simulates are taken (the `[server]` keys of a scenario); every
 other InnoDB option is listed in a note as not simulated, and options of the rest of the server
@@ -240,8 +241,7 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
         if v in _BOOL_FALSE:
             return False
         if key == "innodb_doublewrite" and v == "DETECT_ONLY":
-            raise bad("DETECT_ONLY (doublewrite writes page identifiers only) is not simulated",
-                      "ON, OFF or DETECT_AND_RECOVER")
+            return "DETECT_ONLY"            # page identifiers only (8.0.30+; models.doublewrite)
         raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0")
     if polarity is not None:
         raise bad("skip-, disable- and enable- apply to boolean options only", "name = value")

@@ -212,13 +212,20 @@ warehouses = 10
 
 
 def test_doublewrite_takes_the_8_0_30_values_as_option_files_do():
-    """DETECT_AND_RECOVER is ON (MySQL 8.0.30+ manual); DETECT_ONLY is refused as not simulated,
-    in a scenario or --set as in a my.cnf (sim.mycnf.convert_value)."""
+    """DETECT_AND_RECOVER is ON (MySQL 8.0.30+ manual); DETECT_ONLY is kept (models.doublewrite
+    writes page identifiers only), in a scenario or --set as in a my.cnf (sim.mycnf.convert_value);
+    before 8.0.30 and in MariaDB innodb_doublewrite is a boolean, and the server refuses it."""
     doc = {"server": {"version": "mysql-8.0.30", "innodb_doublewrite": "DETECT_AND_RECOVER"},
            "workload": {"kind": "oltp", "warehouses": 1}}
     assert scenario_from_dict(doc, "s.toml").server.innodb_doublewrite is True
-    with pytest.raises(InputError, match="DETECT_ONLY .* is not simulated"):
-        scenario_from_dict(doc, "s.toml", overrides=["server.innodb_doublewrite=DETECT_ONLY"])
+    for version in ("mysql-8.0.30", "mysql-8.4"):
+        doc["server"]["version"] = version
+        s = scenario_from_dict(doc, "s.toml", overrides=["server.innodb_doublewrite=detect_only"])
+        assert s.server.innodb_doublewrite == "DETECT_ONLY"
+    for version in ("mysql-5.6", "mysql-5.7", "mysql-8.0", "mariadb-10.11"):
+        doc["server"]["version"] = version
+        with pytest.raises(InputError, match="DETECT_ONLY is not a value .* accepts .MySQL 8.0.30 and later"):
+            scenario_from_dict(doc, "s.toml", overrides=["server.innodb_doublewrite=DETECT_ONLY"])
 
 
 @pytest.mark.parametrize("version", ["mysql-5.6", "mysql-5.7", "mariadb-10.11"])

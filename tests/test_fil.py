@@ -138,6 +138,41 @@ def test_a_full_doublewrite_batch_takes_one_write_per_extent_it_spans(page_size,
     assert sum(ibdata_writes) == DOUBLEWRITE_BATCH_PAGES * page_size
 
 
+@pytest.mark.parametrize("reduced, batch_bytes", [(False, 4 * 16384), (True, 8192)])
+def test_detect_only_writes_one_8k_page_of_entries_a_batch(reduced, batch_bytes):
+    """8.0.30+ innodb_doublewrite = DETECT_ONLY: Reduced_double_write::write_dblwr_pages writes one
+    REDUCED_BATCH_PAGE_SIZE page for a batch instead of its pages; the pages, the fsyncs and the
+    counters are as with ON."""
+    from models.doublewrite import Doublewrite80
+    env = simpy.Environment()
+    dev = Device(env, load_profile("fusionio-2012"), np.random.default_rng(1))
+    fs = Filesystem(env, dev, make_spec("xfs", "2012", "noatime,nobarrier"), 3)
+    fil = FilIO(env, fs, 1, 16384, "fsync", Counters())
+    ibdata_writes = []
+    real = fil.write_ibdata
+
+    def counted(nbytes):
+        ibdata_writes.append(nbytes)
+        return (yield from real(nbytes))
+
+    fil.write_ibdata = counted
+    done, counters = [], Counters()
+    dblwr = Doublewrite80(env, fil, np.ones(4096, dtype=np.int32), counters, lambda page, t, k: done.append(page),
+                          True, np.zeros(4096, dtype=np.int32), 4, "fsync", reduced=reduced)
+
+    def flush():
+        for p in range(0, 16, 2):                                 # 8 pages: two full batches of 4
+            yield from dblwr.add(p, 0, "adaptive")
+        yield from dblwr.flush_buffered()
+        yield from dblwr.wait_idle()
+
+    env.process(flush())
+    env.run(until=5.0)
+    assert sorted(done) == list(range(0, 16, 2))
+    assert ibdata_writes == [batch_bytes, batch_bytes]
+    assert counters["Innodb_dblwr_writes"] == 2 and counters["Innodb_dblwr_pages_written"] == 8
+
+
 @pytest.mark.parametrize("version, shared", [("mysql-5.6", True), ("mysql-5.7", True), ("mariadb-10.11", True),
                                              ("mysql-8.0", False), ("mysql-8.4", False)])
 def test_without_file_per_table_the_doublewrite_shares_the_data_file(version, shared):

@@ -140,6 +140,8 @@ def test_values(tmp_path):
     assert s.server.innodb_flush_method == "O_DSYNC"
     assert s.server.innodb_doublewrite is True
     assert s.server.innodb_checksum_algorithm == "crc32"
+    g = cnf(tmp_path, "[mysqld]\ninnodb_doublewrite = detect_only\n", name="d.cnf")
+    assert scenario([g], "mysql-8.4").server.innodb_doublewrite == "DETECT_ONLY"
 
 
 def test_notes_name_what_is_not_simulated(tmp_path):

@@ -50,7 +50,8 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
         "version": version,
         "innodb_buffer_pool_size": f"{pool_mb}M",
         "innodb_flush_log_at_trx_commit": rng.choice((0, 1, 2)),
-        "innodb_doublewrite": rng.choice((True, False)),
+        "innodb_doublewrite": rng.choice((True, False, "DETECT_ONLY") if version in ("mysql-8.0.30", "mysql-8.4")
+                                         else (True, False)),
         "innodb_flush_method": rng.choice(("fsync", "O_DIRECT", "O_DIRECT_NO_FSYNC")),
         "innodb_use_native_aio": rng.choice((True, False)),
         "innodb_io_capacity": cap,
