@@ -104,24 +104,31 @@ def test_a_doublewrite_batch_reaches_the_device_merged_only_when_the_profile_say
     assert data_writes == (3 if merge else 6)            # 5-8, 20, 40 as three requests
 
 
+def _fil_noting_ibdata_writes(page_size: int, flush_method: str):
+    """(env, fil, sizes): a FilIO on the Fusion-io card whose doublewrite writes (write_ibdata)
+    append their byte counts to `sizes`."""
+    env = simpy.Environment()
+    dev = Device(env, load_profile("fusionio-2012"), np.random.default_rng(1))
+    fs = Filesystem(env, dev, make_spec("xfs", "2012", "noatime,nobarrier"), 3)
+    fil = FilIO(env, fs, 1, page_size, flush_method, Counters())
+    sizes = []
+    real = fil.write_ibdata
+
+    def noted(nbytes):
+        sizes.append(nbytes)
+        return (yield from real(nbytes))
+
+    fil.write_ibdata = noted
+    return env, fil, sizes
+
+
 @pytest.mark.parametrize("page_size,dblwr_writes", [(4096, 1), (8192, 1), (16384, 2), (65536, 2)])
 def test_a_full_doublewrite_batch_takes_one_write_per_extent_it_spans(page_size, dblwr_writes):
     """buf_dblwr_flush_buffered_writes writes block 1, then block 2 if the 120-page batch is longer
     than a block; a block is one extent (FSP_EXTENT_SIZE): 256 pages of 4K, 128 of 8K, 64 above."""
     from models.doublewrite import DOUBLEWRITE_BATCH_PAGES, Doublewrite56, fsp_extent_size_pages
     assert [fsp_extent_size_pages(p) for p in (4096, 8192, 16384, 32768, 65536)] == [256, 128, 64, 64, 64]
-    env = simpy.Environment()
-    dev = Device(env, load_profile("fusionio-2012"), np.random.default_rng(1))
-    fs = Filesystem(env, dev, make_spec("xfs", "2012", "noatime,nobarrier"), 3)
-    fil = FilIO(env, fs, 1, page_size, "O_DIRECT", Counters())
-    ibdata_writes = []
-    real = fil.write_ibdata
-
-    def counted(nbytes):
-        ibdata_writes.append(nbytes)
-        return (yield from real(nbytes))
-
-    fil.write_ibdata = counted
+    env, fil, ibdata_writes = _fil_noting_ibdata_writes(page_size, "O_DIRECT")
     done = []
     dblwr = Doublewrite56(env, fil, np.ones(4096, dtype=np.int32), Counters(), lambda page, t, k: done.append(page))
 
@@ -144,18 +151,7 @@ def test_detect_only_writes_one_8k_page_of_entries_a_batch(reduced, batch_bytes)
     REDUCED_BATCH_PAGE_SIZE page for a batch instead of its pages; the pages, the fsyncs and the
     counters are as with ON."""
     from models.doublewrite import Doublewrite80
-    env = simpy.Environment()
-    dev = Device(env, load_profile("fusionio-2012"), np.random.default_rng(1))
-    fs = Filesystem(env, dev, make_spec("xfs", "2012", "noatime,nobarrier"), 3)
-    fil = FilIO(env, fs, 1, 16384, "fsync", Counters())
-    ibdata_writes = []
-    real = fil.write_ibdata
-
-    def counted(nbytes):
-        ibdata_writes.append(nbytes)
-        return (yield from real(nbytes))
-
-    fil.write_ibdata = counted
+    env, fil, ibdata_writes = _fil_noting_ibdata_writes(16384, "fsync")
     done, counters = [], Counters()
     dblwr = Doublewrite80(env, fil, np.ones(4096, dtype=np.int32), counters, lambda page, t, k: done.append(page),
                           True, np.zeros(4096, dtype=np.int32), 4, "fsync", reduced=reduced)
