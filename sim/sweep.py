@@ -126,16 +126,19 @@ def parse_grid(text: str) -> tuple[str, tuple[str, ...]]:
         raise InputError("--grid", key, f"{rhs!r} repeats a value", "distinct values")
     seen: dict = {}
     for v in values:
-        same = seen.setdefault(_grid_number(key, v), v)
+        same = seen.setdefault(_grid_value(key, v), v)
         if same != v:
             raise InputError("--grid", key, f"{same!r} and {v!r} are the same value", "distinct values")
     return key, values
 
 
-def _grid_number(key: str, text: str):
-    """A grid value as the scenario will hold it when it is a number (1G and 1024M are both
-    1073741824), else the text as typed: words are compared as given (a release and the version it
-    runs as keep rows of their own), and a value the scenario refuses is reported by `expand`."""
+def _grid_value(key: str, text: str):
+    """A grid value as the scenario will hold it (1G and 1024M are both 1073741824, ON and
+    DETECT_AND_RECOVER both true, o_direct is O_DIRECT); server.version as typed, since a release
+    and the version it runs as keep rows of their own; a value the scenario refuses as typed, for
+    `expand` to report."""
+    if key == "server.version":
+        return text
     section, name = key.split(".")
     try:
         value = parse_key(section, name, parse_override(f"{key}={text}")[2], "--grid")
@@ -143,7 +146,7 @@ def _grid_number(key: str, text: str):
         return text
     if isinstance(value, tuple) and len(value) == 1:
         value = value[0]
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else text
+    return (type(value), value)
 
 
 def parse_range(text: str, base: dict, src: str) -> tuple[str, float, float, bool]:

@@ -80,13 +80,18 @@ def test_bad_grid_names_the_key(text, field):
     assert err.value.field == field
 
 
-def test_grid_values_that_are_one_number_are_refused():
+def test_grid_values_that_are_one_value_are_refused():
     """1G and 1024M are one log size: two identical runs under two labels would look like a result."""
     with pytest.raises(InputError) as err:
         sweep.parse_grid("server.innodb_log_file_size=512M,1G,1024M")
     assert err.value.problem == "'1G' and '1024M' are the same value"
-    # Words stay as typed: a release keeps its row beside the version it runs as.
+    with pytest.raises(InputError, match="'ON' and 'DETECT_AND_RECOVER' are the same value"):
+        sweep.parse_grid("server.innodb_doublewrite=ON,DETECT_AND_RECOVER")
+    with pytest.raises(InputError, match="'O_DIRECT' and 'o_direct' are the same value"):
+        sweep.parse_grid("server.innodb_flush_method=O_DIRECT,o_direct")
+    # A release keeps its row beside the version it runs as; 1 and 1.0 are not one value of an int.
     assert sweep.parse_grid("server.version=mysql-8.0.30,8.0.36")[1] == ("mysql-8.0.30", "8.0.36")
+    assert sweep.parse_grid("server.innodb_doublewrite=ON,DETECT_ONLY")[1] == ("ON", "DETECT_ONLY")
 
 
 def test_bad_range_and_refused_points_are_reported_before_any_run():
