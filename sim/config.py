@@ -317,6 +317,9 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             # The server takes 0 and 1 for a boolean variable, so --set server.innodb_doublewrite=0
             # (parsed as the integer 0) and `innodb_doublewrite = 0` in a scenario mean OFF.
             return value == 1
+        if name.endswith("innodb_doublewrite"):
+            raise InputError(src, name, f"{value!r} is not a boolean",
+                             key.allowed() + "; from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY")
         raise bad(f"{value!r} is not a boolean")
     if key.kind == "choice":
         if key.choices and isinstance(key.choices[0], int):

@@ -242,7 +242,8 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
             return False
         if key == "innodb_doublewrite" and v == "DETECT_ONLY":
             return "DETECT_ONLY"            # page identifiers only (8.0.30+; models.doublewrite)
-        raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0")
+        raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0" + (
+            "; from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY" if key == "innodb_doublewrite" else ""))
     if polarity is not None:
         raise bad("skip-, disable- and enable- apply to boolean options only", "name = value")
     if value is None or value == "":
