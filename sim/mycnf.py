@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
 
+from models.doublewrite import DETECT_ONLY
 from models.errors import InputError
 from models.versions import VERSIONS
 from sim.units import parse_size_bytes
@@ -240,8 +241,8 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
             return True
         if v in _BOOL_FALSE:
             return False
-        if key == "innodb_doublewrite" and v == "DETECT_ONLY":
-            return "DETECT_ONLY"            # page identifiers only (8.0.30+; models.doublewrite)
+        if key == "innodb_doublewrite" and v == DETECT_ONLY:
+            return DETECT_ONLY              # page identifiers only (8.0.30+; models.doublewrite)
         raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0" + (
             "; from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY" if key == "innodb_doublewrite" else ""))
     if polarity is not None:
