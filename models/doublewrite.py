@@ -26,6 +26,13 @@ from models.fil import contiguous_runs
 DOUBLEWRITE_BATCH_PAGES = 120          # srv_doublewrite_batch_size (5.6)
 DETECT_ONLY = "DETECT_ONLY"            # innodb_doublewrite = DETECT_ONLY (MySQL 8.0.30+)
 REDUCED_BATCH_PAGE_SIZE = 8192         # dblwr::REDUCED_BATCH_PAGE_SIZE (8.0.30+ buf0dblwr.h)
+WORDS_8030 = "from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY"
+
+
+def doublewrite_word(upper: str) -> bool | str | None:
+    """innodb_doublewrite's 8.0.30+ words, upper case: DETECT_AND_RECOVER is ON (True), DETECT_ONLY
+    is kept; None for anything else (the boolean words are the caller's)."""
+    return {"DETECT_AND_RECOVER": True, DETECT_ONLY: DETECT_ONLY}.get(upper)
 
 
 def fsp_extent_size_pages(page_size_bytes: int) -> int:

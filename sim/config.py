@@ -17,7 +17,7 @@ from models import dedicated_server
 from models.block_layer import NR_REQUESTS, NR_REQUESTS_RANGE, QUEUE_DEPTH_RANGE, QUEUE_DEPTH_SATA
 from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
-from models.doublewrite import DETECT_ONLY
+from models.doublewrite import DETECT_ONLY, WORDS_8030, doublewrite_word
 from models.errors import InputError
 from models.filesystem import (ERA_MOUNT_OPTIONS, FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec,
                                mount_options_for)
@@ -309,17 +309,16 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             return value.upper() in ("ON", "TRUE", "1")
         if name.endswith("innodb_doublewrite") and isinstance(value, str):
             # 8.0.30+ values, as the option-file reader takes them (sim.mycnf.convert_value).
-            if value.upper() == "DETECT_AND_RECOVER":
-                return True
-            if value.upper() == DETECT_ONLY:
-                return DETECT_ONLY          # enabled, page identifiers only (MySQL 8.0.30+)
+            word = doublewrite_word(value.upper())
+            if word is not None:
+                return word
         if isinstance(value, int) and value in (0, 1):
             # The server takes 0 and 1 for a boolean variable, so --set server.innodb_doublewrite=0
             # (parsed as the integer 0) and `innodb_doublewrite = 0` in a scenario mean OFF.
             return value == 1
         if name.endswith("innodb_doublewrite"):
             raise InputError(src, name, f"{value!r} is not a boolean",
-                             key.allowed() + "; from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY")
+                             f"{key.allowed()}; {WORDS_8030}")
         raise bad(f"{value!r} is not a boolean")
     if key.kind == "choice":
         if key.choices and isinstance(key.choices[0], int):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
 
-from models.doublewrite import DETECT_ONLY
+from models.doublewrite import WORDS_8030, doublewrite_word
 from models.errors import InputError
 from models.versions import VERSIONS
 from sim.units import parse_size_bytes
@@ -235,16 +235,16 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
         if value is None:
             return True
         v = value.strip().upper()
-        if key == "innodb_doublewrite" and v == "DETECT_AND_RECOVER":
-            return True
         if v in _BOOL_TRUE:
             return True
         if v in _BOOL_FALSE:
             return False
-        if key == "innodb_doublewrite" and v == DETECT_ONLY:
-            return DETECT_ONLY              # page identifiers only (8.0.30+; models.doublewrite)
-        raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0" + (
-            "; from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY" if key == "innodb_doublewrite" else ""))
+        if key == "innodb_doublewrite":
+            word = doublewrite_word(v)              # DETECT_AND_RECOVER, DETECT_ONLY (8.0.30+)
+            if word is not None:
+                return word
+            raise bad(f"{value!r} is not a boolean", f"ON, OFF, TRUE, FALSE, 1 or 0; {WORDS_8030}")
+        raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0")
     if polarity is not None:
         raise bad("skip-, disable- and enable- apply to boolean options only", "name = value")
     if value is None or value == "":
