@@ -124,10 +124,7 @@ def release_differences(version: str, major: int, minor: int, patch: int | None)
     for change in CHANGES:
         if change.version != version:
             continue
-        if patch is None:
-            has = False if (major, minor) in change.never else True
-        else:
-            has = has_change(change, major, minor, patch)
+        has = has_change(change, major, minor, patch) if patch is not None else (major, minor) not in change.never
         if has is False:
             first = change.first.get((major, minor))
             since = f" (first in {major}.{minor}.{first})" if first is not None else ""

@@ -56,9 +56,7 @@ def version_name_for(reported: str, where: str) -> tuple[str, str | None]:
                      "MySQL 5.6, 5.7, 8.0, 8.4 or MariaDB 10.5+")
 
 
-_NAMED_RELEASE = re.compile(r"^(mysql|mariadb)-(\d+\.\d+)(\.\d+)?$", re.IGNORECASE)
-_BARE_SERIES = re.compile(r"^(\d+)\.(\d+)$")
-_BARE_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+_WRITTEN_RELEASE = re.compile(r"^(?:(mysql|mariadb)-)?(\d+)\.(\d+)(\.\d+)?$", re.IGNORECASE)
 _WRITTEN_PATCH = re.compile(r"^(?:(?:mysql|mariadb)-)?\d+\.\d+\.\d+", re.IGNORECASE)
 
 
@@ -68,16 +66,11 @@ def _release_text(value: object) -> str:
     from 10): 8.0 -> 8.0.0, 11.4 -> 11.4.0-MariaDB; a bare release likewise: 10.6.16 ->
     10.6.16-MariaDB; anything else as it is."""
     text = value.strip() if isinstance(value, str) else ""
-    m = _NAMED_RELEASE.match(text)
+    m = _WRITTEN_RELEASE.match(text)
     if m:
-        product, major_minor, patch = m.groups()
-        text = major_minor + (patch or ".0") + ("-MariaDB" if product.lower() == "mariadb" else "")
-    m = _BARE_SERIES.match(text)
-    if m:
-        text += ".0" + ("-MariaDB" if int(m.group(1)) >= 10 else "")
-    m = _BARE_RELEASE.match(text)
-    if m and int(m.group(1)) >= 10:
-        text += "-MariaDB"
+        product, major, minor, patch = m.groups()
+        mariadb = product.lower() == "mariadb" if product else int(major) >= 10
+        text = f"{major}.{minor}{patch or '.0'}" + ("-MariaDB" if mariadb else "")
     return text
 
 

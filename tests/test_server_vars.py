@@ -65,7 +65,7 @@ def test_scenario_version_takes_a_release(written, name, noted):
     ("mysql-9.1.0", "MySQL 9.1 is not simulated"), ("mariadb-10.4", "MariaDB 10.4 is not simulated"),
     ("oracle-8", "is not allowed"), (8, "is a number"), (8.4, "is a number"), ("mysql-8", "is not allowed"),
     ("8.0", "two simulated versions"), ("9.1", "MySQL 9.1 is not simulated"), ("10.4", "MariaDB 10.4 is not simulated"),
-    ("10.3.39", "MariaDB 10.3 is not simulated"),
+    ("10.3.39", "MariaDB 10.3 is not simulated"), ("mysql-10.6.1", "MySQL 10.6 is not simulated"),
 ])
 def test_scenario_version_refused(written, problem):
     doc = {k: dict(v) for k, v in OLTP.items()}
