@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import SCHEMA, Scenario, parse_key, parse_override, scenario_from_dict, setting_value, whole_numbers_only
+from sim.config import (SCHEMA, Scenario, parse_key, parse_override, scenario_from_dict, setting_value,
+                        whole_numbers_only)
 
 RANGE_KINDS = ("size", "duration", "int", "float")
 

@@ -2,6 +2,7 @@
 (shared/research/innodb-flushing.md sections 2.5 and 10bis)."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
@@ -179,7 +180,6 @@ def test_margin_loop_runs_again_when_another_thread_set_the_flag_meanwhile():
     """log_check_margins (5.6/5.7) is a do-while on check_flush_or_checkpoint: a thread whose
     preflush succeeded flushes again when another thread's log_close set the flag meanwhile."""
     import simpy
-    from types import SimpleNamespace
     from models.log_sys import LogState, LogSys56
 
     lim = log_calc_max_ages_56(GIB, 2, PAGE)
@@ -212,7 +212,6 @@ def test_margin_loop_runs_again_when_another_thread_set_the_flag_meanwhile():
 def test_log_free_check_sees_the_flag_other_threads_mtrs_would_set():
     """log_close_check: the age test of log_close, run at a log_free_check (5.6: past the sync age
     the flag is set again at once; MariaDB: only at furious flushing, without a flush-ahead request)."""
-    from types import SimpleNamespace
     import simpy
     from models.log_sys import LogState, LogSys56
     from models.log_sys_mariadb import LogSysMariaDB
@@ -260,11 +259,6 @@ class _EmptyPool:
         return 0
 
 
-class _Stub:
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
 def test_no_dirty_page_is_an_age_of_the_whole_lsn_56():
     """5.6 page_cleaner_flush_pages_if_needed: with every flush list empty, oldest_lsn is 0 and the
     age is cur_lsn, so pct_for_lsn is at its top and the request (capped at io_capacity_max) becomes
@@ -272,7 +266,7 @@ def test_no_dirty_page_is_an_age_of_the_whole_lsn_56():
     from models.page_cleaner import PageCleaner56
 
     s = ServerSettings(io_capacity=200, io_capacity_max=2000)
-    limits = _Stub(log_group_capacity=90_000_000, max_modified_age_async=70_000_000)
+    limits = SimpleNamespace(log_group_capacity=90_000_000, max_modified_age_async=70_000_000)
     asked = []
 
     class Flusher:
@@ -281,8 +275,8 @@ def test_no_dirty_page_is_an_age_of_the_whole_lsn_56():
             return True, 0
             yield
 
-    cleaner = PageCleaner56(None, Flusher(), _EmptyPool(), _Stub(lsn=500_000_000), _Stub(add=lambda *a: None),
-                            s, limits)
+    cleaner = PageCleaner56(None, Flusher(), _EmptyPool(), SimpleNamespace(lsn=500_000_000),
+                            SimpleNamespace(add=lambda *a: None), s, limits)
     cleaner.state = af.AdaptiveState56(prev_lsn=1, lsn_avg_rate=1_000_000)
     gen = cleaner.flush_pages_if_needed()
     with pytest.raises(StopIteration):
@@ -301,12 +295,13 @@ def test_no_dirty_page_is_an_age_of_the_whole_lsn_57():
         now = 5.0
 
         def event(self):
-            return _Stub(triggered=False)
+            return SimpleNamespace(triggered=False)
 
     s = ServerSettings(io_capacity=200, io_capacity_max=2000)
-    limits = _Stub(log_group_capacity=90_000_000, max_modified_age_async=70_000_000)
+    limits = SimpleNamespace(log_group_capacity=90_000_000, max_modified_age_async=70_000_000)
     for mode_80 in (False, True):
-        c = PageCleanerCoordinator(Env(), None, _EmptyPool(), _Stub(lsn=500_000_000), None, s, limits, mode_80)
+        c = PageCleanerCoordinator(Env(), None, _EmptyPool(), SimpleNamespace(lsn=500_000_000), None, s, limits,
+                                   mode_80)
         c.state = af.AdaptiveState57(prev_lsn=1, prev_time_s=4.0, lsn_avg_rate=1_000_000)
         req = c.recommend(sync=False)
         assert c.gauges["buffer_flush_pct_for_lsn"] == af.pct_for_lsn(500_000_000, 90_000_000, 70_000_000, 200, 2000)
