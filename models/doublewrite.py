@@ -22,17 +22,20 @@ from __future__ import annotations
 
 from models import detached
 from models.fil import contiguous_runs
+from models.file_access import FAST
 
 DOUBLEWRITE_BATCH_PAGES = 120          # srv_doublewrite_batch_size (5.6)
 DETECT_ONLY = "DETECT_ONLY"            # innodb_doublewrite = DETECT_ONLY (MySQL 8.0.30+)
 REDUCED_BATCH_PAGE_SIZE = 8192         # dblwr::REDUCED_BATCH_PAGE_SIZE (8.0.30+ buf0dblwr.h)
-WORDS_8030 = "from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY"
+WORDS_ENUM = "from MySQL 8.0.30 also DETECT_AND_RECOVER or DETECT_ONLY; from MariaDB 11.0.6 also fast"
 
 
 def doublewrite_word(upper: str) -> bool | str | None:
-    """innodb_doublewrite's 8.0.30+ words, upper case: DETECT_AND_RECOVER is ON (True), DETECT_ONLY
-    is kept; None for anything else (the boolean words are the caller's)."""
-    return {"DETECT_AND_RECOVER": True, DETECT_ONLY: DETECT_ONLY}.get(upper)
+    """innodb_doublewrite's enumeration words, upper case: MySQL 8.0.30+'s DETECT_AND_RECOVER is ON
+    (True) and DETECT_ONLY is kept; MariaDB 11.0.6+'s fast is kept (models.file_access.FAST); None
+    for anything else (the boolean words are the caller's). Which version takes which is checked
+    with the version (sim.config)."""
+    return {"DETECT_AND_RECOVER": True, DETECT_ONLY: DETECT_ONLY, FAST.upper(): FAST}.get(upper)
 
 
 def fsp_extent_size_pages(page_size_bytes: int) -> int:

@@ -9,7 +9,9 @@
 * innodb_flush_method (5.6, Linux; os_file_create, fil_flush): `fsync` (default) writes data
   through the page cache and fsyncs; `O_DIRECT` opens data files with O_DIRECT and still fsyncs;
   `O_DIRECT_NO_FSYNC` skips those fsyncs; `O_DSYNC` opens the log with O_SYNC (no log fsync);
-  `nosync`/`littlesync` skip data fsyncs. The log is always written through the page cache.
+  `nosync`/`littlesync` skip data fsyncs. MariaDB 11.0+'s own settings and innodb_doublewrite =
+  fast come as a models.file_access.FileAccess (`access`), which the method alone gives otherwise.
+  A write-through data file (O_DSYNC) is never fsynced; each write ends with fdatasync's cost.
 * Buffered data files (every method but O_DIRECT*) pass through the OS page cache
   (models.os_page_cache) when `hardware.page_cache` gives it room: `os_cache` is then the cache
   and `copy_s` the CPU time of one page's copy to or from it; otherwise `os_cache` is None and
@@ -58,11 +60,9 @@ import math
 import simpy
 
 from models.device import READ, WRITE, Device
+from models.file_access import NO_DATA_FSYNC, FileAccess, file_access
 from models.filesystem import PAGE_4K, Filesystem, Tally
 from models.os_page_cache import OsPageCache
-
-DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
-NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
 MAX_MERGED_BYTES = 512 << 10      # /sys/block/*/queue/max_sectors_kb, 512 on the kernels of 2012
 
 
@@ -91,18 +91,21 @@ class FilIO:
                  counters, page_cache_bytes: int = 0, n_pages: int = 0, native_aio: bool = True,
                  write_io_threads: int = 4, dblwr_in_data_file: bool = False, datasync: bool = False,
                  log_o_sync: bool = True, log_fs: Filesystem | None = None,
-                 redo_in_data_writes: bool = True) -> None:
+                 redo_in_data_writes: bool = True, access: FileAccess | None = None) -> None:
         self.env = env
         self.fs = fs
         self.dev: Device = fs.device
         self.n_data_files = n_data_files
         self.page_size = page_size_bytes
-        self.flush_method = flush_method
-        self.direct = flush_method in DIRECT_METHODS
-        self.data_fsync = flush_method not in NO_DATA_FSYNC
-        # The SimPy paths fsync buffered files even under nosync/littlesync: page-cache writeback
-        # is modelled only at fsync (docs/ARCHITECTURE.md).
-        self.fsync_files = self.data_fsync or not self.direct
+        self.access = access = access or file_access(flush_method)
+        self.direct = access.data_direct
+        self.write_through = access.data_write_through
+        # The computed single-page path skips the fsync under nosync/littlesync; the SimPy paths
+        # fsync buffered files even then: page-cache writeback is modelled only at fsync
+        # (models.file_access.file_access).
+        method_fsync = flush_method not in NO_DATA_FSYNC
+        self.data_fsync = method_fsync and access.data_fsync
+        self.ibdata_fsync = (method_fsync or access.doublewrite_fast) and not self.write_through
         # The file the doublewrite blocks go to: ibdata1, a data file itself without file-per-table.
         self.ibdata = fs.files[0] if dblwr_in_data_file else fs.files[n_data_files]
         self.tally = Tally()                   # filesystem lock wait of InnoDB's own writes
@@ -154,11 +157,23 @@ class FilIO:
         inode = self.file_of_space(space_id)
         if self.io_threads is not None:
             return self.env.process(self._write_by_io_thread(inode))
+        if self.write_through:
+            return self.env.process(self._write_through(inode, self.page_size * n_pages))
         if self.direct:
             return (yield from self.fs.direct_write(inode, self.page_size * n_pages, self.tally,
                                                     submit_only=True))
         yield from self.fs.buffered_write(inode, self.page_size, self.tally)
         return self._written
+
+    def _write_through(self, inode, size_bytes: int):
+        """A write to a file opened O_DSYNC (MariaDB 11.0+ innodb_data_file_write_through): the
+        write, then what fdatasync() of an overwrite costs, before it completes. A buffered write
+        goes to the device at once (the page cache keeps nothing unwritten)."""
+        if self.direct:
+            yield from self.fs.direct_write(inode, size_bytes, self.tally)
+        else:
+            yield from self.fs.buffered_write(inode, size_bytes, self.tally)
+        yield from self.fs.fsync(inode, self.tally, datasync=True)
 
     def _write_by_io_thread(self, inode):
         """Simulated AIO: wait for a free write I/O thread, which writes the page synchronously."""
@@ -173,19 +188,23 @@ class FilIO:
 
     def _write(self, inode, size_bytes: int):
         """The filesystem path's generator itself (callers `yield from` it)."""
+        if self.write_through:
+            return self._write_through(inode, size_bytes)
         if self.direct:
             return self.fs.direct_write(inode, size_bytes, self.tally)
         return self.fs.buffered_write(inode, size_bytes, self.tally)
 
     def fsync_ibdata(self):
-        """fil_flush(TRX_SYS_SPACE)."""
-        if self.fsync_files:
+        """fil_flush(TRX_SYS_SPACE): the doublewrite area after its write (with innodb_doublewrite =
+        fast too; never with write-through)."""
+        if self.access.dblwr_fsync:
             self.counters.add("Innodb_data_fsyncs")
             yield from self.fs.fsync(self.ibdata, self.tally, self.datasync)
 
     def fsync_data_files(self):
-        """fil_flush_file_spaces(FIL_TABLESPACE): fsync every data file in turn."""
-        if not self.fsync_files:
+        """fil_flush_file_spaces(FIL_TABLESPACE): fsync every data file in turn (none with
+        innodb_doublewrite = fast or write-through, fil_space_t::flush_low)."""
+        if not self.access.data_fsync:
             return
         for inode in self.fs.files[: self.n_data_files]:
             self.counters.add("Innodb_data_fsyncs")
@@ -237,7 +256,8 @@ class FilIO:
         log file's timestamps to a new tick, unless it is fdatasync(); otherwise it carries a cache
         flush when barriers are on and the device has a volatile write cache. With O_DSYNC the
         write itself is synchronous and no fsync follows: MySQL opens the log O_SYNC, which syncs
-        the timestamps too; MariaDB's O_DSYNC is taken as fdatasync() (assumed). The write continues
+        the timestamps too; MariaDB opens it O_DSYNC (os_file_create_func: "We let O_DSYNC only affect
+        log files"), which syncs the data only, as fdatasync() does. The write continues
         the log's sequential stream (Device.schedule_append) unless `append` is False (the
         checkpoint block in the first file's header). Counts the write: a redo write, or the
         checkpoint block (in MySQL a data write, not a log write).
@@ -252,7 +272,7 @@ class FilIO:
             self.count_log_write()
         elif self.redo_in_data_writes:
             self.counters.values["Innodb_data_writes"] += 1
-        if self.flush_method == "O_DSYNC":
+        if self.access.log_write_through:
             return self._sync_done_s("log", t, self.log_o_sync)
         vals = self.counters.values
         vals["Innodb_os_log_fsyncs"] += 1
@@ -286,7 +306,8 @@ class FilIO:
         """buf_flush_single_page_from_LRU (5.6): one page written synchronously.
 
         With doublewrite: the page to its doublewrite slot, fsync ibdata, the page to its file,
-        fsync the file (buf_dblwr_write_single_page). Without: the write and the file's fsync.
+        fsync the file (buf_dblwr_write_single_page). Without: the write and the file's fsync. A
+        write-through file's write ends with a cache flush instead (`_write_through`).
         """
         t = now_s
         ps = self.page_size
@@ -294,7 +315,9 @@ class FilIO:
             self.counters.add("Innodb_data_writes")
             self._touch(name, t)
             t = self.dev.schedule(t, WRITE, ps) + self.host_s
-            if self.data_fsync:
+            if self.write_through:
+                t = self._sync_done_s(name, t + self.fsync_cpu_s, False)
+            elif self.ibdata_fsync if name == "ibdata" else self.data_fsync:
                 self.counters.add("Innodb_data_fsyncs")
                 t = self._sync_done_s(name, t + self.fsync_cpu_s, not self.datasync)
         return t

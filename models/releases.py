@@ -98,7 +98,55 @@ CHANGES = (
 )
 
 
-def has_change(change: FlushingChange, major: int, minor: int, patch: int) -> bool | None:
+@dataclass(frozen=True)
+class SettingIntroduced:
+    """A MariaDB setting, or one value of it, that came in patch releases: a release before it
+    stops at startup (unknown variable; a value not in the enumeration)."""
+    setting: str                          # the [server] key
+    value: object                         # the value that came, or None for the setting itself
+    name: str                             # the change that brought it
+    first: dict[tuple[int, int], int]     # series -> first patch release with it
+    never: frozenset[tuple[int, int]]     # series without it
+    all_from: tuple[int, int]             # every release of this series and later has it
+
+
+_SERIES_10 = frozenset({(10, 5), (10, 6), (10, 7), (10, 8), (10, 9), (10, 10), (10, 11)})
+
+# Sources (read 2026-12-01): MariaDB's innodb_log_file_buffering, innodb_data_file_buffering,
+# innodb_data_file_write_through, innodb_log_file_write_through and innodb_doublewrite
+# documentation (mariadb-docs, innodb-system-variables.md): innodb_log_file_buffering was
+# introduced in 10.8.4 and 10.9.2 (MDEV-28766; 10.10.1 came out with them); the other three in
+# 11.0.0 (MDEV-30136); `fast` is available from 11.0.6 (MDEV-33545, pull request
+# MariaDB/server#3091, merged into 11.0 on 4 April 2024). 11.1.5, 11.2.4, 11.4.2 and 11.5.1 were
+# released with 11.0.6 (the same documentation lists them together for innodb_log_spin_wait_delay)
+# and take 11.0 by merge: inferred, not read; 11.3 is not placed.
+SETTINGS_INTRODUCED = (
+    SettingIntroduced("innodb_log_file_buffering", None, "MDEV-28766", {(10, 8): 4, (10, 9): 2},
+                      frozenset({(10, 5), (10, 6), (10, 7)}), (10, 10)),
+    *(SettingIntroduced(key, None, "MDEV-30136", {}, _SERIES_10, (11, 0))
+      for key in ("innodb_data_file_buffering", "innodb_data_file_write_through", "innodb_log_file_write_through")),
+    SettingIntroduced("innodb_doublewrite", "fast", "MDEV-33545",
+                      {(11, 0): 6, (11, 1): 5, (11, 2): 4, (11, 4): 2, (11, 5): 1}, _SERIES_10, (11, 6)),
+)
+
+
+def setting_introduced(setting: str, value: object = None) -> SettingIntroduced | None:
+    """The entry of SETTINGS_INTRODUCED for a setting (value None) or one value of it."""
+    return next((e for e in SETTINGS_INTRODUCED if e.setting == setting and e.value == value), None)
+
+
+def release_has(entry: SettingIntroduced, major: int, minor: int, patch: int | None) -> bool | None:
+    """Whether release major.minor.patch has the setting; for a bare series (patch None), whether
+    some release of it does. None when the table does not say."""
+    if patch is None:
+        series = (major, minor)
+        if series in entry.first or series >= entry.all_from:
+            return True
+        return False if series in entry.never else None
+    return has_change(entry, major, minor, patch)
+
+
+def has_change(change: FlushingChange | SettingIntroduced, major: int, minor: int, patch: int) -> bool | None:
     """Whether release major.minor.patch, one that runs as change.version, has the change; None
     when the table does not say."""
     series = (major, minor)

@@ -25,13 +25,14 @@ def run_queue_wait_s(runnable: int, cores: int, run_s: float) -> float:
     return max(0, runnable - cores) / cores * run_s
 
 
-def log_write_blocking_calls(flush_method: str, log_o_direct: bool) -> int:
+def log_write_blocking_calls(log_write_through: bool, log_o_direct: bool) -> int:
     """System calls of one redo write + flush (log_write_up_to) that block until the device is done.
 
     fsync()/fdatasync() always does; the write() does too when the log file is opened O_DIRECT
     (MariaDB 10.8+ with innodb_log_file_buffering = OFF, its default unless
-    innodb_flush_log_at_trx_commit = 2: MDEV-28111, MDEV-28766). With innodb_flush_method = O_DSYNC
-    the write is the only call, and it blocks."""
-    if flush_method == "O_DSYNC":
+    innodb_flush_log_at_trx_commit = 2: MDEV-28111, MDEV-28766). With the log opened write-through
+    (innodb_flush_method = O_DSYNC; MariaDB 11.0+ innodb_log_file_write_through) the write is the
+    only call, and it blocks."""
+    if log_write_through:
         return 1
     return 2 if log_o_direct else 1

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from models.file_access import FileAccess, file_access
+
 COUNTERS = (
     "buffer_flush_adaptive_total_pages",     # page cleaner, flush list (active server)
     "buffer_flush_background_total_pages",   # page cleaner, flush list (idle server)
@@ -96,8 +98,18 @@ class ServerSettings:
     datasync: bool = False               # fdatasync() (innodb_use_fdatasync; MariaDB always)
     log_o_sync: bool = True              # innodb_flush_method = O_DSYNC opens the log O_SYNC (MySQL)
     log_o_direct: bool = False           # the redo log opened O_DIRECT (MariaDB innodb_log_file_buffering = OFF)
+    data_buffered: bool = False          # MariaDB 11.0+ innodb_data_file_buffering
+    data_write_through: bool = False     # MariaDB 11.0+ innodb_data_file_write_through
+    log_write_through: bool = False      # MariaDB 11.0+ innodb_log_file_write_through
+    doublewrite_fast: bool = False       # MariaDB 11.0.6+ innodb_doublewrite = fast
     file_per_table: bool = True          # False: the tables are in ibdata1 with the doublewrite area
     write_io_threads: int = 4
+
+    def file_access(self) -> FileAccess:
+        """How the data files and the redo log are opened and synced (models.file_access)."""
+        return file_access(self.flush_method, data_buffered=self.data_buffered,
+                           data_write_through=self.data_write_through, log_write_through=self.log_write_through,
+                           doublewrite_fast=self.doublewrite_fast, log_direct=self.log_o_direct)
 
 
 @dataclass

@@ -91,7 +91,9 @@ class Version:
         return self.name != "mysql-5.6" and not self.is_mariadb
 
 
-_MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec")
+# MariaDB's file settings (models.file_access): innodb_log_file_buffering from 10.8.4, the rest 11.0+.
+_MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec", "innodb_log_file_buffering",
+                 "innodb_log_file_write_through", "innodb_data_file_buffering", "innodb_data_file_write_through")
 # innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
 # innodb_use_fdatasync came in MySQL 8.0.26 (WL#14452, default false); MariaDB has none (its
 # os_file_sync_posix always calls fdatasync, MDEV-22177).

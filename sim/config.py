@@ -17,14 +17,16 @@ from models import dedicated_server
 from models.block_layer import NR_REQUESTS, NR_REQUESTS_RANGE, QUEUE_DEPTH_RANGE, QUEUE_DEPTH_SATA
 from models.checksum import ALL_ALGORITHMS
 from models.device import builtin_profile_names
-from models.doublewrite import DETECT_ONLY, WORDS_8030, doublewrite_word
+from models.doublewrite import DETECT_ONLY, WORDS_ENUM, doublewrite_word
 from models.errors import InputError
+from models.file_access import FAST, translate_flush_method_110
 from models.filesystem import (ERA_MOUNT_OPTIONS, FILESYSTEMS, IO_MODES, KERNELS, MOUNT_OPTIONS, make_spec,
                                mount_options_for)
 from models.iobench import PATTERNS
 from models.page_cleaner_mariadb import CLEANER_WAKE_RACE
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
 from models.run_queue import CPU_RUN_S
+from models.releases import SETTINGS_INTRODUCED, release_has, setting_introduced
 from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buf_pool_size_align, buffer_pool_instances_default,
                              io_capacity_max_default, startup_instances, version as version_of)
 from sim.units import format_size, parse_duration_s, parse_size_bytes
@@ -107,7 +109,18 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "innodb_doublewrite_pages": Key("innodb_doublewrite_pages", "int", 4, 1, 512,
                                         doc="8.0.20+: pages per doublewrite batch (8.0 default: "
                                             "innodb_write_io_threads = 4; 8.4: 128)"),
-        "innodb_doublewrite": Key("innodb_doublewrite", "bool", True),
+        "innodb_doublewrite": Key("innodb_doublewrite", "bool", True,
+                                  doc="MySQL 8.0.30+ also DETECT_ONLY (page identifiers only); MariaDB 11.0.6+ "
+                                      "also fast (the data files are never fsynced)"),
+        "innodb_log_file_buffering": Key("innodb_log_file_buffering", "bool", False,
+                                         doc="MariaDB 10.8.4+: ib_logfile0 through the page cache (false: "
+                                             "O_DIRECT; true at startup with innodb_flush_log_at_trx_commit = 2)"),
+        "innodb_log_file_write_through": Key("innodb_log_file_write_through", "bool", False,
+                                             doc="MariaDB 11.0+: the log opened O_DSYNC, no fdatasync after a write"),
+        "innodb_data_file_buffering": Key("innodb_data_file_buffering", "bool", False,
+                                          doc="MariaDB 11.0+: data files through the page cache (false: O_DIRECT)"),
+        "innodb_data_file_write_through": Key("innodb_data_file_write_through", "bool", False,
+                                              doc="MariaDB 11.0+: data files opened O_DSYNC and never fsynced"),
         "innodb_use_native_aio": Key("innodb_use_native_aio", "bool", True,
                                      doc="Linux: page writes submitted with io_submit (ext4 2012 holds i_mutex "
                                          "only while submitting); false: innodb_write_io_threads threads write "
@@ -308,7 +321,8 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
         if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE", "1", "0"):
             return value.upper() in ("ON", "TRUE", "1")
         if name.endswith("innodb_doublewrite") and isinstance(value, str):
-            # 8.0.30+ values, as the option-file reader takes them (sim.mycnf.convert_value).
+            # 8.0.30+ and MariaDB 11.0.6+ values, as the option-file reader takes them
+            # (sim.mycnf.convert_value); _apply_version checks the version takes them.
             word = doublewrite_word(value.upper())
             if word is not None:
                 return word
@@ -318,7 +332,7 @@ def _parse_scalar(key: Key, value: Any, src: str, name: str) -> Any:
             return value == 1
         if name.endswith("innodb_doublewrite"):
             raise InputError(src, name, f"{value!r} is not a boolean",
-                             f"{key.allowed()}; {WORDS_8030}")
+                             f"{key.allowed()}; {WORDS_ENUM}")
         raise bad(f"{value!r} is not a boolean")
     if key.kind == "choice":
         if key.choices and isinstance(key.choices[0], int):
@@ -381,7 +395,11 @@ class ServerConfig:
     innodb_flush_sync: bool
     innodb_idle_flush_pct: int
     innodb_doublewrite_pages: int
-    innodb_doublewrite: bool | str            # True, False, or DETECT_ONLY (8.0.30+)
+    innodb_doublewrite: bool | str            # True, False, DETECT_ONLY (8.0.30+) or fast (MariaDB 11.0.6+)
+    innodb_log_file_buffering: bool
+    innodb_log_file_write_through: bool
+    innodb_data_file_buffering: bool
+    innodb_data_file_write_through: bool
     innodb_use_native_aio: bool
     innodb_use_fdatasync: bool
     innodb_write_io_threads: int
@@ -474,6 +492,7 @@ class Scenario:
     present_sections: frozenset[str]
     notes: tuple[str, ...] = ()           # what the server would say about settings it maps or ignores
     origins: tuple[tuple[str, str], ...] = ()   # ("section.key", where its value came from)
+    release: str = ""                     # server.version as written, where it names a release (mariadb-11.4.2)
 
 
 _SECTION_TYPES = {"server": ServerConfig, "hardware": HardwareConfig, "workload": WorkloadConfig,
@@ -593,10 +612,15 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
             # The scenario's way of giving the same quantity gives way to the one set here.
             del doc[other[0]][other[1]]
             set_notes.append(f"--set {section}.{key} replaces {other[0]}.{other[1]} of {origin.pop(other)}")
+    release = None                          # (major, minor, patch or None) of the release written
+    written_text = ""
     if isinstance(doc.get("server"), dict) and "version" in doc["server"]:
-        from sim.server_vars import scenario_version
+        from sim.server_vars import release_numbers, scenario_version
 
-        doc["server"]["version"], note = scenario_version(doc["server"]["version"], origin[("server", "version")])
+        written = doc["server"]["version"]
+        doc["server"]["version"], note = scenario_version(written, origin[("server", "version")])
+        release = release_numbers(written)
+        written_text = written.strip() if isinstance(written, str) else ""
         set_notes += [note] if note else []
     values: dict[str, dict[str, Any]] = {}
     for section, keys in SCHEMA.items():
@@ -615,7 +639,7 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
     hw = values["hardware"]
     if hw["mount_options"] is None and len(hw["kernel"]) == 1:
         hw["mount_options"] = ERA_MOUNT_OPTIONS[hw["kernel"][0]]
-    notes = set_notes + cnf_notes + _apply_version(doc.get("server", {}), values, origin, src)
+    notes = set_notes + cnf_notes + _apply_version(doc.get("server", {}), values, origin, src, release)
     _check_workload_keys(doc, values, origin, src)
     _check_cross_fields(values, origin, src)
     return Scenario(
@@ -624,6 +648,7 @@ def scenario_and_doc(doc: dict, src: str, name: str = "scenario",
         present_sections=frozenset(doc),
         notes=tuple(notes),
         origins=_origins(doc, values, origin, src),
+        release=written_text if written_text != values["server"]["version"] else "",
         **{s: _SECTION_TYPES[s](**values[s]) for s in SCHEMA},
     ), merged
 
@@ -755,9 +780,12 @@ def _whole_where_declared_so(srv: dict, v, origin: dict) -> None:
                              f"number (ulong)", f"a whole number from {lo:g} to {hi:g}")
 
 
-def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[str]:
+def _apply_version(given: dict, values: dict, origin: dict, src: str,
+                   release: tuple[int, int, int | None] | None = None) -> list[str]:
     """Fill the settings left out with the version's defaults; refuse what it does not have; map
-    or ignore (with the server's own message) what it has deprecated or removed."""
+    or ignore (with the server's own message) what it has deprecated or removed. `release`: the
+    release server.version names (sim.server_vars.release_numbers), for what came in MariaDB
+    patch releases."""
     srv, hw = values["server"], values["hardware"]
     v = VERSIONS[srv["version"]]
     notes = []
@@ -784,7 +812,13 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         # boolean, and the server refuses the value at startup.
         raise InputError(origin[("server", "innodb_doublewrite")], "server.innodb_doublewrite",
                          f"DETECT_ONLY is not a value {v.label} accepts (MySQL 8.0.30 and later)",
-                         "ON or OFF")
+                         "ON or OFF" + (", or fast from MariaDB 11.0.6" if v.is_mariadb else ""))
+    if srv["innodb_doublewrite"] == FAST and not v.is_mariadb:
+        raise InputError(origin[("server", "innodb_doublewrite")], "server.innodb_doublewrite",
+                         f"fast is not a value {v.label} accepts (MariaDB 11.0.6 and later, MDEV-33545)",
+                         "ON or OFF" + (", DETECT_AND_RECOVER or DETECT_ONLY" if v.redo == "8030" else ""))
+    if v.is_mariadb:
+        notes += _mariadb_file_settings(given, srv, origin, release or (10, 11, None))
     algo = srv["innodb_checksum_algorithm"]
     if "innodb_checksum_algorithm" in given and algo not in v.checksum_algorithms:
         raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",
@@ -833,6 +867,77 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str) -> list[st
         # The old settings play no further part; they resolve to their defaults.
         for key in ("innodb_log_file_size", "innodb_log_files_in_group"):
             srv[SCHEMA["server"][key].attr] = SCHEMA["server"][key].default
+    return notes
+
+
+def _lts_with(entry) -> str:
+    """The first MariaDB long-term series (10.11, 11.4, 11.8) whose releases have a setting of
+    models.releases.SETTINGS_INTRODUCED, as a server.version (a release where only later ones do)."""
+    for series in ((10, 11), (11, 4), (11, 8)):
+        if series in entry.first:
+            return f"mariadb-{series[0]}.{series[1]}.{entry.first[series]}"
+        if series >= entry.all_from:
+            return f"mariadb-{series[0]}.{series[1]}"
+    return f"mariadb-{entry.all_from[0]}.{entry.all_from[1]}"
+
+
+def _mariadb_file_settings(given: dict, srv: dict, origin: dict, release: tuple[int, int, int | None]) -> list[str]:
+    """MariaDB's file settings for the release run (models.file_access): those it does not have
+    are refused as the server refuses them; on 11.0+ a given innodb_flush_method is translated
+    into the settings it stands for (overriding them, as startup does); innodb_log_file_buffering
+    is ON with innodb_flush_log_at_trx_commit = 2. Returns the notes."""
+    major, minor, patch = release
+    label = f"MariaDB {major}.{minor}" + (f".{patch}" if patch is not None else "")
+    notes = []
+    for entry in SETTINGS_INTRODUCED:
+        key = entry.setting
+        if key not in given or entry.value is not None and srv[SCHEMA["server"][key].attr] != entry.value:
+            continue
+        has = release_has(entry, major, minor, patch)
+        firsts = [f"{a}.{b}.{p}" for (a, b), p in sorted(entry.first.items())] or [
+            f"{entry.all_from[0]}.{entry.all_from[1]}.0"]
+        came = f"{entry.name}, first in MariaDB " + ", ".join(firsts)
+        if has is False and entry.value is not None:
+            raise InputError(origin[("server", key)], f"server.{key}",
+                             f"{entry.value} is not a value {label} accepts ({came})", "ON or OFF")
+        if has is False:
+            raise InputError(origin[("server", key)], f"server.{key}",
+                             f"{label} has no such variable ({came}); the server stops at startup: unknown variable",
+                             f"leave it out, or a server.version of a release that has it, e.g. {_lts_with(entry)}")
+        if has is None:
+            what = f"{key} = {entry.value}" if entry.value is not None else key
+            notes.append(f"whether {label} takes {what} is not known here ({came}); simulated as if it did")
+    attr = {key: SCHEMA["server"][key].attr for key in SCHEMA["server"]}
+    if (major, minor) >= (11, 0) and "innodb_flush_method" in given:
+        method = srv["innodb_flush_method"]
+        where = origin[("server", "innodb_flush_method")]
+        has_fast = release_has(setting_introduced("innodb_doublewrite", FAST), major, minor, patch)
+        mapped = translate_flush_method_110(method, srv["innodb_doublewrite"], has_fast)
+        taken = []
+        for key, value in mapped.items():
+            if key != "innodb_flush_method":
+                if key in given and srv[attr[key]] != value:
+                    notes.append(f"{label}: innodb_flush_method = {method} ({where}) overrides {key} = "
+                                 f"{value_text(SCHEMA['server'][key], srv[attr[key]])} ({origin[('server', key)]}), "
+                                 "as the server translates it at startup")
+                taken.append(f"{key} = {value_text(SCHEMA['server'][key], value)}")
+                origin[("server", key)] = f"innodb_flush_method = {method} ({where})"
+            srv[attr[key]] = value
+        if mapped["innodb_flush_method"] != method:
+            origin[("server", "innodb_flush_method")] = f"{where}: {method}, translated (MariaDB 11.0+)"
+        if taken:
+            runs_as = ", ".join(taken)
+        elif mapped["innodb_flush_method"] == "O_DIRECT":
+            runs_as = "the defaults of the settings that replace it"
+        else:
+            runs_as = "in 10.11 (this release predates innodb_doublewrite = fast, MDEV-33545)"
+        notes.append(f"{label}: innodb_flush_method is deprecated (MariaDB 11.0, MDEV-30136); {method} runs as {runs_as}")
+    if srv["innodb_flush_log_at_trx_commit"] == 2 and not srv["innodb_log_file_buffering"]:
+        if "innodb_log_file_buffering" in given:
+            notes.append(f"{label}: innodb_log_file_buffering = OFF ({origin[('server', 'innodb_log_file_buffering')]}) "
+                         "is changed to ON at startup with innodb_flush_log_at_trx_commit = 2 (MDEV-28766)")
+        srv["innodb_log_file_buffering"] = True
+        origin[("server", "innodb_log_file_buffering")] = "innodb_flush_log_at_trx_commit = 2 (MDEV-28766)"
     return notes
 
 
@@ -1203,7 +1308,23 @@ def applicable_keys(scn: Scenario, section: str) -> list[str]:
         keys = [k for k in keys if k not in skip and k not in drop]
     if section == "server":
         keys = version_keys(scn.server.version)
+        if version_of(scn.server.version).is_mariadb:
+            keys = [k for k in keys if not _release_lacks(scn, k)]
     return keys
+
+
+def scenario_release(scn: Scenario) -> tuple[int, int, int | None]:
+    """(major, minor, patch or None) of the release a scenario runs: its written server.version,
+    else its version (sim.server_vars.release_numbers)."""
+    from sim.server_vars import release_numbers
+
+    return release_numbers(scn.release or scn.server.version) or (0, 0, None)
+
+
+def _release_lacks(scn: Scenario, key: str) -> bool:
+    """A MariaDB setting that came after the scenario's release (models.releases)."""
+    entry = setting_introduced(key)
+    return entry is not None and release_has(entry, *scenario_release(scn)) is False
 
 
 def setting_value(scn: Scenario, section: str, key: str) -> Any:

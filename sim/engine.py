@@ -19,6 +19,7 @@ from models.buffer_pool import BufferPool
 from models.checksum import page_checksum_s
 from models.device import Device, DeviceProfile, load_profile
 from models.doublewrite import DETECT_ONLY, Doublewrite56, Doublewrite80, DoublewriteMariaDB
+from models.file_access import FAST
 from models.fil import FilIO
 from models.filesystem import Filesystem, FsSpec, make_spec, mount_options_for
 from models.log_checkpointer import LogSys80
@@ -134,8 +135,12 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         use_native_aio=s.innodb_use_native_aio,
         datasync=s.innodb_use_fdatasync or v.always_fdatasync,
         log_o_sync=not v.is_mariadb,
-        # innodb_log_file_buffering = OFF unless innodb_flush_log_at_trx_commit = 2 (MDEV-28766)
-        log_o_direct=v.is_mariadb and s.innodb_flush_log_at_trx_commit != 2,
+        # innodb_log_file_buffering (MDEV-28766), ON with innodb_flush_log_at_trx_commit = 2 (sim.config)
+        log_o_direct=v.is_mariadb and not s.innodb_log_file_buffering,
+        data_buffered=s.innodb_data_file_buffering,
+        data_write_through=s.innodb_data_file_write_through,
+        log_write_through=s.innodb_log_file_write_through,
+        doublewrite_fast=s.innodb_doublewrite == FAST,
         file_per_table=s.innodb_file_per_table,
         write_io_threads=s.innodb_write_io_threads,
     ), warnings
@@ -209,7 +214,7 @@ class Server:
         self.counters = Counters()
         ps = st.page_size_bytes
         self.n_pages = max(1, wl.data_bytes // ps)
-        self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters,
+        self.fil = FilIO(env, self.fs, n_files, ps, st.flush_method, self.counters, access=st.file_access(),
                          page_cache_bytes=hw.page_cache_bytes, n_pages=self.n_pages,
                          native_aio=st.use_native_aio, write_io_threads=st.write_io_threads,
                          datasync=st.datasync, log_o_sync=st.log_o_sync, log_fs=self.log_fs,

@@ -21,7 +21,7 @@ my_default.cc / my_getopt.cc):
 * Values: booleans ON/OFF/TRUE/FALSE/1/0 (an option named without a value is ON); numbers with an
   optional K/M/G/T/P suffix (powers of 1024, my_getopt's eval_num_suffix); enumerations without
   regard to case. innodb_doublewrite = DETECT_AND_RECOVER (8.0.30+) is ON; DETECT_ONLY is kept
-  (the doublewrite writes page identifiers only).
+  (the doublewrite writes page identifiers only), and so is MariaDB 11.0.6+'s fast.
 
 Only the InnoDB settings innosim simulates are taken (the `[server]` keys of a scenario); every
 other InnoDB option is listed in a note as not simulated, and options of the rest of the server
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
 
-from models.doublewrite import WORDS_8030, doublewrite_word
+from models.doublewrite import WORDS_ENUM, doublewrite_word
 from models.errors import InputError
 from models.versions import VERSIONS
 from sim.units import parse_size_bytes
@@ -240,10 +240,10 @@ def convert_value(key: str, spec, value: str | None, polarity: bool | None, opt:
         if v in _BOOL_FALSE:
             return False
         if key == "innodb_doublewrite":
-            word = doublewrite_word(v)              # DETECT_AND_RECOVER, DETECT_ONLY (8.0.30+)
+            word = doublewrite_word(v)              # DETECT_AND_RECOVER, DETECT_ONLY (8.0.30+), fast
             if word is not None:
                 return word
-            raise bad(f"{value!r} is not a boolean", f"ON, OFF, TRUE, FALSE, 1 or 0; {WORDS_8030}")
+            raise bad(f"{value!r} is not a boolean", f"ON, OFF, TRUE, FALSE, 1 or 0; {WORDS_ENUM}")
         raise bad(f"{value!r} is not a boolean", "ON, OFF, TRUE, FALSE, 1 or 0")
     if polarity is not None:
         raise bad("skip-, disable- and enable- apply to boolean options only", "name = value")

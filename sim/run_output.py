@@ -126,10 +126,12 @@ def stall_table(st, limit: int = 40) -> str:
     return text
 
 
-def resolved_toml(scn, base_dir: Path | None = None, origins: bool = False) -> str:
+def resolved_toml(scn, base_dir: Path | None = None, origins: bool = False, release: bool = True) -> str:
     """The scenario with every default filled in, as TOML. With `base_dir` (where the TOML will be
     written), a device profile file is named relative to it, where the scenario looks for it.
-    `origins`: each line ends with a comment saying where its value came from (Scenario.origins)."""
+    `origins`: each line ends with a comment saying where its value came from (Scenario.origins).
+    server.version is the release written (Scenario.release), which loads back to the same
+    version; with `release` False, the version it runs as (the keys stay the release's)."""
     out = [f"# {scn.name}: resolved from {scn.source}"]
     where = dict(scn.origins) if origins else {}
     from sim.config import SCHEMA, applicable_keys, setting_value
@@ -138,6 +140,8 @@ def resolved_toml(scn, base_dir: Path | None = None, origins: bool = False) -> s
         for key in applicable_keys(scn, section):
             spec = SCHEMA[section][key]
             v = setting_value(scn, section, key)
+            if (section, key) == ("server", "version") and scn.release and release:
+                v = scn.release                    # the release, which maps to v again on loading
             if base_dir is not None and (section, key) == ("hardware", "device") and Path(v).is_file():
                 v = os.path.relpath(Path(v).resolve(), base_dir.resolve())
             if isinstance(v, tuple):

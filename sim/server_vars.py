@@ -83,6 +83,17 @@ def release_series(value: object) -> str | None:
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
+def release_numbers(value: object) -> tuple[int, int, int | None] | None:
+    """(major, minor, patch) of a server.version as written (mariadb-11.4.2, 10.11.6-MariaDB,
+    mysql-8.0.36); patch None for a bare series (mariadb-11.4, 10.6) and for one of VERSIONS
+    (mariadb-10.11 is 10.11, mysql-8.0.30 is 8.0.30); None for what names no release."""
+    m = _VERSION_RE.match(_release_text(value))
+    if not m:
+        return None
+    major, minor, patch = (int(x) for x in m.groups())
+    return major, minor, patch if _WRITTEN_PATCH.match(value.strip()) else None
+
+
 def scenario_version(value: object, where: str) -> tuple[str, str | None]:
     """`server.version` as a scenario writes it: one of VERSIONS, or a release (mysql-8.0.36,
     mariadb-11.4, 8.0.36, 10.11.6-MariaDB, 8.4) mapped as a server's `version` variable is, with a

@@ -244,11 +244,12 @@ def code_fingerprint() -> str:
 
 
 def run_key(scn: Scenario, fingerprint: str) -> str:
-    """Cache key: resolved scenario (with its seed), the device profile's content, the code."""
+    """Cache key: resolved scenario (with its seed; releases that run as one version alike), the
+    device profile's content, the code."""
     from models.device import load_profile
     from sim.run_output import resolved_toml
 
-    text = resolved_toml(scn).split("\n", 1)[1]          # drop the "resolved from <path>" line
+    text = resolved_toml(scn, release=False).split("\n", 1)[1]   # drop the "resolved from <path>" line
     prof = repr(load_profile(scn.hardware.device))
     return hashlib.sha256(f"{fingerprint}\n{prof}\n{text}".encode()).hexdigest()[:24]
 

@@ -32,9 +32,9 @@ def test_cores_must_be_positive():
 
 
 def test_blocking_calls_of_a_log_write():
-    assert log_write_blocking_calls("O_DIRECT", log_o_direct=True) == 2      # pwrite O_DIRECT + fdatasync
-    assert log_write_blocking_calls("fsync", log_o_direct=False) == 1        # buffered write + fsync
-    assert log_write_blocking_calls("O_DSYNC", log_o_direct=True) == 1       # the write syncs itself
+    assert log_write_blocking_calls(False, log_o_direct=True) == 2      # pwrite O_DIRECT + fdatasync
+    assert log_write_blocking_calls(False, log_o_direct=False) == 1     # buffered write + fsync
+    assert log_write_blocking_calls(True, log_o_direct=True) == 1       # the write syncs itself (O_DSYNC)
 
 
 def _run(**over):
