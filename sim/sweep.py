@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InputError
-from sim.config import (SCHEMA, Scenario, parse_key, parse_override, scenario_from_dict, setting_value,
-                        whole_numbers_only)
+from sim.config import (SCHEMA, Scenario, parse_key, parse_override, scenario_from_dict, setting_text,
+                        setting_value, whole_numbers_only)
 
 RANGE_KINDS = ("size", "duration", "int", "float")
 
@@ -476,7 +476,23 @@ def runs_table(points: list[Point], rows: list[dict], keys: list[str]) -> pd.Dat
         rec.update({m: r.get(m) for m in METRICS})
         rec["run_key"] = r["run_key"]
         out.append(rec)
+    for k in keys:
+        if len({type(rec[k]) for rec in out}) > 1:
+            # A setting whose values are of two kinds (innodb_doublewrite: true and fast; a Parquet
+            # column holds one): every row's value as the grid wrote it.
+            for p, rec in zip(points, out):
+                rec[k] = _given_text(p, k)
     return pd.DataFrame(out)
+
+
+def _given_text(p: Point, key: str) -> str:
+    """A swept setting's value as the point's override wrote it, else as a scenario file holds it."""
+    for text in reversed(p.overrides):
+        lhs, _, rhs = text.partition("=")
+        if lhs.strip() == key:
+            return rhs.strip()
+    section, name = key.split(".")
+    return setting_text(p.scenario, section, name)
 
 
 def _add_empty(df: pd.DataFrame, columns) -> None:

@@ -262,3 +262,15 @@ def test_random_draws_of_a_percentage_follow_the_versions_declaration():
     pts = sweep.expand(v80, "b.toml", "b", sweep.SweepSpec(ranges=(rng,), random_n=4), [])
     values = [p.scenario.server.innodb_max_dirty_pages_pct for p in pts]
     assert all(50 <= x <= 90 for x in values) and any(not float(x).is_integer() for x in values)
+
+
+def test_a_setting_swept_over_a_boolean_and_a_word_is_written_as_the_grid_wrote_it(tiny, tmp_path):
+    """innodb_doublewrite = ON and fast (MariaDB 11.0.6+) are a boolean and a word; the runs table,
+    whose Parquet columns hold one kind each, gets both as written."""
+    out = tmp_path / "dw.parquet"
+    args = ["sweep", str(tiny), "--set", "server.version=mariadb-11.4.2", "--set", "server.innodb_log_file_size=8M",
+            "--grid", "server.innodb_doublewrite=ON,fast", "-o", str(out), "--no-cache", "--workers", "1"]
+    assert main(args) == 0
+    runs = pd.read_parquet(out)
+    assert list(runs["server.innodb_doublewrite"]) == ["ON", "fast"]
+    assert list(pd.read_csv(out.with_suffix(".csv"))["server.innodb_doublewrite"]) == ["ON", "fast"]
