@@ -10,7 +10,9 @@ four Booleans and innodb_doublewrite = fast.
 * MariaDB 11.0+ (MDEV-30136): innodb_data_file_buffering (the page cache for data files),
   innodb_data_file_write_through (data files opened O_DSYNC: fil_space_t::flush_low skips the
   fsync when fil_system.is_write_through()), innodb_log_file_write_through (the log opened O_DSYNC,
-  no fdatasync). A deprecated innodb_flush_method is translated into them at startup
+  no fdatasync). Read in 11.x os0file.cc os_file_create_func (read 2026-12-01): O_DIRECT on a data
+  file unless fil_system.is_buffered(), on ib_logfile0 unless log_sys.log_buffered (or its block
+  size is unknown); O_DSYNC where log_sys.log_write_through / fil_system.is_write_through(). A deprecated innodb_flush_method is translated into them at startup
   (`translate_flush_method_110`, as MariaDB's innodb_flush_method documentation lists it).
 * innodb_doublewrite = fast (MDEV-33545, MariaDB 11.0.6, pull request MariaDB/server#3091): as ON,
   but the data files are never fsynced; the doublewrite area still is, after every batch
