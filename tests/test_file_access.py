@@ -7,6 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.device import Device, load_profile
 from models.errors import InputError
@@ -16,7 +18,7 @@ from models.filesystem import Filesystem, make_spec
 from models.server import Counters
 from sim.config import load_scenario, scenario_from_dict
 from sim.run_output import resolved_toml
-from tests.test_engine import version_doc
+from tests.test_engine import assert_engine_invariants, run_checked, version_doc
 
 
 # -- the plain functions -------------------------------------------------------------------------
@@ -210,3 +212,20 @@ def test_the_engine_runs_fast_and_write_through_and_counts_their_fsyncs():
     assert fast == fast_log + fast_batches                 # one fsync of ibdata1 a batch, none of the data files
     assert on > on_log + on_batches                        # ON also fsyncs the data files
     assert wt == wt_log
+
+
+@settings(max_examples=8, deadline=None)
+@given(dblwr=st.sampled_from([True, False, "fast"]), data_buf=st.booleans(), data_wt=st.booleans(),
+       log_buf=st.booleans(), log_wt=st.booleans(), method=st.sampled_from(["O_DIRECT", "fsync", "O_DSYNC"]),
+       trx=st.sampled_from([0, 1, 2]), seed=st.integers(0, 1000))
+def test_the_engine_invariants_hold_for_every_file_setting_of_mariadb_11(dblwr, data_buf, data_wt, log_buf, log_wt,
+                                                                         method, trx, seed):
+    """Every page write completes once, the checkpoint never passes the oldest dirty page, and the
+    redo log is never overwritten, whatever MariaDB 11.4 does with its files."""
+    doc = version_doc("mariadb-11.4.2", server__innodb_doublewrite=dblwr, server__innodb_data_file_buffering=data_buf,
+                      server__innodb_data_file_write_through=data_wt, server__innodb_log_file_buffering=log_buf,
+                      server__innodb_log_file_write_through=log_wt, server__innodb_flush_method=method,
+                      server__innodb_flush_log_at_trx_commit=trx, server__innodb_log_file_size="8M",
+                      run__seed=seed, run__duration="3s")
+    srv, res = run_checked(doc, every=0.1)
+    assert_engine_invariants(srv, res)
