@@ -25,8 +25,8 @@ from models.filesystem import (ERA_MOUNT_OPTIONS, FILESYSTEMS, IO_MODES, KERNELS
 from models.iobench import PATTERNS
 from models.page_cleaner_mariadb import CLEANER_WAKE_RACE
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
-from models.run_queue import CPU_RUN_S
 from models.releases import SETTINGS_INTRODUCED, release_has, setting_introduced
+from models.run_queue import CPU_RUN_S
 from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buf_pool_size_align, buffer_pool_instances_default,
                              io_capacity_max_default, startup_instances, version as version_of)
 from sim.units import format_size, parse_duration_s, parse_size_bytes
