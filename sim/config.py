@@ -1328,7 +1328,11 @@ def _release_lacks(scn: Scenario, key: str) -> bool:
 
 
 def setting_value(scn: Scenario, section: str, key: str) -> Any:
-    """A setting as the scenario holds it (bytes, seconds, ...); a one-value list as its value."""
+    """A setting as the scenario holds it (bytes, seconds, ...); a one-value list as its value;
+    server.version as written where it names a release (Scenario.release), which loads back as the
+    version it runs as (scn.server.version)."""
+    if (section, key) == ("server", "version") and scn.release:
+        return scn.release
     v = getattr(getattr(scn, section), SCHEMA[section][key].attr)
     return v[0] if isinstance(v, tuple) and len(v) == 1 else v
 

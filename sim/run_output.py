@@ -140,8 +140,8 @@ def resolved_toml(scn, base_dir: Path | None = None, origins: bool = False, rele
         for key in applicable_keys(scn, section):
             spec = SCHEMA[section][key]
             v = setting_value(scn, section, key)
-            if (section, key) == ("server", "version") and scn.release and release:
-                v = scn.release                    # the release, which maps to v again on loading
+            if (section, key) == ("server", "version") and not release:
+                v = scn.server.version             # the version the release runs as
             if base_dir is not None and (section, key) == ("hardware", "device") and Path(v).is_file():
                 v = os.path.relpath(Path(v).resolve(), base_dir.resolve())
             if isinstance(v, tuple):
