@@ -100,12 +100,10 @@ class FilIO:
         self.access = access = access or file_access(flush_method)
         self.direct = access.data_direct
         self.write_through = access.data_write_through
-        # The computed single-page path skips the fsync under nosync/littlesync; the SimPy paths
-        # fsync buffered files even then: page-cache writeback is modelled only at fsync
-        # (models.file_access.file_access).
-        method_fsync = flush_method not in NO_DATA_FSYNC
-        self.data_fsync = method_fsync and access.data_fsync
-        self.ibdata_fsync = (method_fsync or access.doublewrite_fast) and not self.write_through
+        # The computed single-page path (MySQL's; MariaDB, the only server with write-through or
+        # fast, has none) skips the fsync under nosync/littlesync; the SimPy paths fsync buffered
+        # files even then: page-cache writeback is modelled only at fsync (models.file_access).
+        self.data_fsync = flush_method not in NO_DATA_FSYNC
         # The file the doublewrite blocks go to: ibdata1, a data file itself without file-per-table.
         self.ibdata = fs.files[0] if dblwr_in_data_file else fs.files[n_data_files]
         self.tally = Tally()                   # filesystem lock wait of InnoDB's own writes
@@ -306,8 +304,7 @@ class FilIO:
         """buf_flush_single_page_from_LRU (5.6): one page written synchronously.
 
         With doublewrite: the page to its doublewrite slot, fsync ibdata, the page to its file,
-        fsync the file (buf_dblwr_write_single_page). Without: the write and the file's fsync. A
-        write-through file's write ends with a cache flush instead (`_write_through`).
+        fsync the file (buf_dblwr_write_single_page). Without: the write and the file's fsync.
         """
         t = now_s
         ps = self.page_size
@@ -315,9 +312,7 @@ class FilIO:
             self.counters.add("Innodb_data_writes")
             self._touch(name, t)
             t = self.dev.schedule(t, WRITE, ps) + self.host_s
-            if self.write_through:
-                t = self._sync_done_s(name, t + self.fsync_cpu_s, False)
-            elif self.ibdata_fsync if name == "ibdata" else self.data_fsync:
+            if self.data_fsync:
                 self.counters.add("Innodb_data_fsyncs")
                 t = self._sync_done_s(name, t + self.fsync_cpu_s, not self.datasync)
         return t

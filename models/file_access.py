@@ -33,9 +33,6 @@ DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
 NO_DATA_FSYNC = ("O_DIRECT_NO_FSYNC", "nosync", "littlesync")
 FAST = "fast"                          # innodb_doublewrite = fast (MariaDB 11.0.6+)
 
-# MariaDB 11.0+'s Booleans, as innosim's [server] keys.
-BOOLEANS_110 = ("innodb_data_file_buffering", "innodb_data_file_write_through", "innodb_log_file_write_through")
-
 
 @dataclass(frozen=True)
 class FileAccess:

@@ -369,8 +369,8 @@ class UserThreads:
         # innodb_thread_concurrency (models.srv_conc); None: no limit.
         self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
                              settings.adaptive_max_sleep_delay_us) if settings.thread_concurrency > 0 else None)
-        self.writer = LogWriter(self, log_write_blocking_calls(settings.file_access().log_write_through,
-                                                                  settings.log_o_direct))
+        access = settings.file_access()
+        self.writer = LogWriter(self, log_write_blocking_calls(access.log_write_through, access.log_direct))
         # log_bin: commits go through the binary log's group commit once their redo is durable.
         self.binlog = (BinlogWriter(self, profile.binlog_bytes_per_txn, settings.sync_binlog,
                                     settings.binlog_group_commit_sync_delay_us * 1e-6,

@@ -891,7 +891,7 @@ def _mariadb_file_settings(given: dict, srv: dict, origin: dict, release: tuple[
     notes = []
     for entry in SETTINGS_INTRODUCED:
         key = entry.setting
-        if key not in given or entry.value is not None and srv[SCHEMA["server"][key].attr] != entry.value:
+        if key not in given or entry.value is not None and srv[key] != entry.value:
             continue
         has = release_has(entry, major, minor, patch)
         firsts = [f"{a}.{b}.{p}" for (a, b), p in sorted(entry.first.items())] or [
@@ -907,7 +907,6 @@ def _mariadb_file_settings(given: dict, srv: dict, origin: dict, release: tuple[
         if has is None:
             what = f"{key} = {entry.value}" if entry.value is not None else key
             notes.append(f"whether {label} takes {what} is not known here ({came}); simulated as if it did")
-    attr = {key: SCHEMA["server"][key].attr for key in SCHEMA["server"]}
     if (major, minor) >= (11, 0) and "innodb_flush_method" in given:
         method = srv["innodb_flush_method"]
         where = origin[("server", "innodb_flush_method")]
@@ -916,13 +915,13 @@ def _mariadb_file_settings(given: dict, srv: dict, origin: dict, release: tuple[
         taken = []
         for key, value in mapped.items():
             if key != "innodb_flush_method":
-                if key in given and srv[attr[key]] != value:
+                if key in given and srv[key] != value:
                     notes.append(f"{label}: innodb_flush_method = {method} ({where}) overrides {key} = "
-                                 f"{value_text(SCHEMA['server'][key], srv[attr[key]])} ({origin[('server', key)]}), "
+                                 f"{value_text(SCHEMA['server'][key], srv[key])} ({origin[('server', key)]}), "
                                  "as the server translates it at startup")
                 taken.append(f"{key} = {value_text(SCHEMA['server'][key], value)}")
                 origin[("server", key)] = f"innodb_flush_method = {method} ({where})"
-            srv[attr[key]] = value
+            srv[key] = value
         if mapped["innodb_flush_method"] != method:
             origin[("server", "innodb_flush_method")] = f"{where}: {method}, translated (MariaDB 11.0+)"
         if taken:
@@ -1309,7 +1308,8 @@ def applicable_keys(scn: Scenario, section: str) -> list[str]:
     if section == "server":
         keys = version_keys(scn.server.version)
         if version_of(scn.server.version).is_mariadb:
-            keys = [k for k in keys if not _release_lacks(scn, k)]
+            release = scenario_release(scn)
+            keys = [k for k in keys if not _release_lacks(release, k)]
     return keys
 
 
@@ -1321,10 +1321,10 @@ def scenario_release(scn: Scenario) -> tuple[int, int, int | None]:
     return release_numbers(scn.release or scn.server.version) or (0, 0, None)
 
 
-def _release_lacks(scn: Scenario, key: str) -> bool:
-    """A MariaDB setting that came after the scenario's release (models.releases)."""
+def _release_lacks(release: tuple[int, int, int | None], key: str) -> bool:
+    """A MariaDB setting that came after `release` (scenario_release; models.releases)."""
     entry = setting_introduced(key)
-    return entry is not None and release_has(entry, *scenario_release(scn)) is False
+    return entry is not None and release_has(entry, *release) is False
 
 
 def setting_value(scn: Scenario, section: str, key: str) -> Any:
