@@ -118,6 +118,7 @@ class FilIO:
         self.log_journal = log_fs.journal
         self.log_host_s = self.log_dev.profile.host_overhead_s
         self.log_cache_flush = fs.spec.barriers and self.log_dev.profile.volatile_write_cache
+        self.log_costs = log_fs.spec.costs
         self.counters = counters               # Innodb_data_writes, Innodb_data_fsyncs, Innodb_os_log_fsyncs
         self.redo_in_data_writes = redo_in_data_writes
         self.datasync = datasync               # fdatasync() instead of fsync()
@@ -272,6 +273,37 @@ class FilIO:
             self.counters.values["Innodb_data_writes"] += 1
         if self.access.log_write_through:
             return self._sync_done_s("log", t, self.log_o_sync)
+        vals = self.counters.values
+        vals["Innodb_os_log_fsyncs"] += 1
+        vals["Innodb_data_fsyncs"] += 1
+        return self._sync_done_s("log", t + self.fsync_cpu_s, not self.datasync)
+
+    def log_write_done_s(self, now_s: float, bytes_: int) -> float:
+        """MySQL 8.0's log_writer: one write() of the redo ready (log_writer_write_buffer), no fsync.
+
+        The log is buffered in MySQL, so the write is a copy into the page cache and the device
+        sees the bytes at the next fsync (log_fsync_done_s); with O_DSYNC the file is opened O_SYNC
+        and the write waits for the device and the sync, as log_flush_done_s's write does. Counts
+        the write (Innodb_log_writes)."""
+        size = max(512, -(-bytes_ // 512) * 512)
+        self._touch("log", now_s)
+        self.count_log_write()
+        if self.access.log_write_through or self.access.log_direct:
+            t = self.log_dev.schedule_append(now_s, size) + self.log_host_s
+            return self._sync_done_s("log", t, self.log_o_sync) if self.access.log_write_through else t
+        costs = self.log_costs
+        return now_s + costs.copy_base_s + costs.copy_per_page_s * max(1, -(-size // PAGE_4K))
+
+    def log_fsync_done_s(self, now_s: float, bytes_: int) -> float:
+        """MySQL 8.0's log_flusher: fsync the log (log_flush_low, fil_flush_file_redo) after the
+        writes of `bytes_` of redo since the last one: the page cache writes them back, then the
+        sync commits the journal or flushes the device cache as log_flush_done_s's fsync does.
+        With O_DSYNC there is no fsync (do_flush is false) and the writes are on the device already."""
+        if self.access.log_write_through:
+            return now_s
+        t = now_s
+        if not self.access.log_direct:
+            t = self.log_dev.schedule_append(now_s, max(512, -(-bytes_ // 512) * 512)) + self.log_host_s
         vals = self.counters.values
         vals["Innodb_os_log_fsyncs"] += 1
         vals["Innodb_data_fsyncs"] += 1

@@ -130,6 +130,21 @@ SETTINGS_INTRODUCED = (
 )
 
 
+# MySQL 8.0 settings that came in patch releases (first patch of 8.0): a release before refuses them
+# at startup as unknown variables. innodb_log_writer_threads: MySQL 8.0 manual ("introduced 8.0.22");
+# innodb_use_fdatasync: WL#14452, 8.0.26.
+MYSQL_80_SETTINGS_FROM = {"innodb_log_writer_threads": 22, "innodb_use_fdatasync": 26}
+
+
+def mysql_80_lacks(setting: str, release: tuple[int, int, int | None] | None) -> int | None:
+    """The first 8.0 patch release with `setting` when `release` (major, minor, patch) is an
+    earlier MySQL 8.0 release, else None."""
+    first = MYSQL_80_SETTINGS_FROM.get(setting)
+    if first is None or release is None or release[:2] != (8, 0) or release[2] is None:
+        return None
+    return first if release[2] < first else None
+
+
 def setting_introduced(setting: str, value: object = None) -> SettingIntroduced | None:
     """The entry of SETTINGS_INTRODUCED for a setting (value None) or one value of it."""
     return next((e for e in SETTINGS_INTRODUCED if e.setting == setting and e.value == value), None)

@@ -104,6 +104,8 @@ class ServerSettings:
     doublewrite_fast: bool = False       # MariaDB 11.0.6+ innodb_doublewrite = fast
     file_per_table: bool = True          # False: the tables are in ibdata1 with the doublewrite area
     write_io_threads: int = 4
+    log_writer_threads: bool = False     # MySQL 8.0's log_writer / log_flusher threads (models.log_threads)
+    log_spin_cpu_abs_lwm: int = 80       # innodb_log_spin_cpu_abs_lwm (8.0): their spinning's CPU floor
 
     def file_access(self) -> FileAccess:
         """How the data files and the redo log are opened and synced (models.file_access)."""

@@ -70,6 +70,7 @@ import numpy as np
 from models import detached
 from models.device import Draws
 from models.log_sys import lsn_after, lsn_bounds
+from models.log_threads import LogThreads, wake_covered
 from models.oltp import pages_per_txn_array
 from models.run_queue import CPU_RUN_S, log_write_blocking_calls, run_queue_wait_s
 from models.srv_conc import SrvConc
@@ -208,13 +209,7 @@ class LogWriter:
         if covered > u.log.flushed_lsn:
             u.log.flushed_lsn = covered
         waiting, self.waiting = self.waiting, []
-        still = []
-        for lsn, th in waiting:
-            if lsn <= covered:
-                u._durable(th, t)
-            else:
-                still.append((lsn, th))
-        self.waiting = still + self.waiting
+        self.waiting = wake_covered(u, waiting, covered, t) + self.waiting
         if self.waiting or self.simpy_waiting:
             wake_s = self._core_wait_s(1)
             if wake_s > 0.0:
@@ -370,7 +365,12 @@ class UserThreads:
         self.conc = (SrvConc(settings.thread_concurrency, settings.thread_sleep_delay_us,
                              settings.adaptive_max_sleep_delay_us) if settings.thread_concurrency > 0 else None)
         access = settings.file_access()
-        self.writer = LogWriter(self, log_write_blocking_calls(access.log_write_through, access.log_direct))
+        self.cpu_busy_s = 0.0                 # CPU the transactions have run (srv_update_cpu_usage's utime)
+        # MySQL 8.0's log_writer / log_flusher threads (models.log_threads), or the committing
+        # threads' own group commit (5.6-5.7, MariaDB, 8.0.22+ with innodb_log_writer_threads = OFF).
+        self.log_threads = settings.log_writer_threads
+        self.writer = (LogThreads(self, settings.log_spin_cpu_abs_lwm) if self.log_threads else
+                       LogWriter(self, log_write_blocking_calls(access.log_write_through, access.log_direct)))
         # log_bin: commits go through the binary log's group commit once their redo is durable.
         self.binlog = (BinlogWriter(self, profile.binlog_bytes_per_txn, settings.sync_binlog,
                                     settings.binlog_group_commit_sync_delay_us * 1e-6,
@@ -381,6 +381,7 @@ class UserThreads:
         self.commit_flush = [False] * n_users if settings.log_bin and settings.flush_log_at_trx_commit == 3 else None
         log.writer = self.writer
         self.heap: list = []
+        self.until_s = 0.0                    # the drain in progress runs the events up to this time
         self.pending: list[tuple[float, int]] = []
         self._next_seq = itertools.count(1).__next__   # ties in time go in the order pushed
         # Per thread: state, since, transaction start, commit LSN.
@@ -453,14 +454,18 @@ class UserThreads:
     def run(self):
         """SimPy process: drain the heap up to the current time every step_s."""
         env = self.env
+        writer_step = self.writer.step if self.log_threads else None
         while True:
             yield env.timeout(self.step_s)
             self.advance(env.now)
+            if writer_step is not None:
+                writer_step(env.now)
 
     def advance(self, until: float) -> None:
         """Process every event up to `until`; transaction starts are gathered and run as a batch."""
         heap = self.heap
         pop = heapq.heappop
+        self.until_s = until
         # A commit request that follows the latch comes after the CPU run's end (the _LATCH
         # event), which is the event a cut or a move cancels.
         after_latch = self.cpu_end_kind == _LATCH
@@ -802,6 +807,7 @@ class UserThreads:
             work = left
             self.cpu_left_s[th] = -1.0
         end = begin + work
+        self.cpu_busy_s += work
         heapq.heapreplace(cores, end)
         if self.mtr_checks > 1:
             self.in_cpu[th] = (begin, end)
@@ -836,6 +842,10 @@ class UserThreads:
             self.writer.request(t, lsn, th)
             return
         if mode == 2 and lsn > log.written_lsn:
+            if self.log_threads:                            # log_wait_for_write
+                self._account(th, t, LOG_WAIT)
+                self.writer.request_write(t, lsn, th)
+                return
             log.written_lsn = lsn                           # write() to the OS, no fsync
             self.fil.count_log_write()
         self._durable(th, t)
@@ -965,6 +975,8 @@ class UserThreads:
                     t = self.fil.log_flush_done_s(t, newest - self.log.flushed_lsn)
                     c.add("Innodb_os_log_written", max(0, newest - self.log.written_lsn))
                     self.log.flushed_lsn = self.log.written_lsn = max(self.log.written_lsn, newest)
+                    if self.log_threads:
+                        self.writer.flushed_elsewhere(t)
                 t += self.s.page_checksum_s                # buf_flush_init_for_writing in this thread
                 t = self.fil.sync_page_write_done_s(t, self.s.doublewrite)
                 if self.fil.os_cache is not None:

@@ -58,6 +58,7 @@ class Version:
     page_sizes: tuple = PAGE_SIZES      # innodb_page_size values it accepts
     dedicated_server: str = ""          # innodb_dedicated_server's rules (models.dedicated_server): "80"
     #                                     8.0.14-8.0.29, "8030" 8.0.30+, "84" 8.4; "" no such variable
+    log_threads: bool = False           # 8.0.11+: log_writer / log_flusher threads (models.log_threads)
 
     @property
     def margin_wait(self) -> str:
@@ -92,6 +93,9 @@ class Version:
 
 
 # MariaDB's file settings (models.file_access): innodb_log_file_buffering from 10.8.4, the rest 11.0+.
+# MySQL 8.0's redo log threads: innodb_log_spin_cpu_abs_lwm from 8.0.11, innodb_log_writer_threads
+# from 8.0.22 (MySQL 8.0 manual, InnoDB startup options and system variables).
+_LOG_THREADS_80 = ("innodb_log_writer_threads", "innodb_log_spin_cpu_abs_lwm")
 _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec", "innodb_log_file_buffering",
                  "innodb_log_file_write_through", "innodb_data_file_buffering", "innodb_data_file_write_through")
 # innodb_dedicated_server came in MySQL 8.0.3 (WL#9193); MariaDB has none (10.11.19's --help).
@@ -100,9 +104,9 @@ _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec", "innodb_
 _ABSENT_56 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_buffer_pool_chunk_size",
               "innodb_page_cleaners", "innodb_flush_sync", "innodb_redo_log_capacity", "innodb_idle_flush_pct",
               "innodb_doublewrite_pages", "binlog_group_commit_sync_delay",
-              "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY
+              "binlog_group_commit_sync_no_delay_count") + _MARIADB_ONLY + _LOG_THREADS_80
 _ABSENT_57 = ("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity",
-              "innodb_idle_flush_pct", "innodb_doublewrite_pages") + _MARIADB_ONLY
+              "innodb_idle_flush_pct", "innodb_doublewrite_pages") + _MARIADB_ONLY + _LOG_THREADS_80
 # innodb_checksum_algorithm: crc32 from 5.7.7 (WL#8315); innodb_checksums removed in 8.0 (WL#8893).
 # sync_binlog 1 from 5.7.7 (was 0); log_bin on by default from 8.0.3 (MySQL manuals, "Changes in MySQL 5.7"
 # and "What Is New in MySQL 8.0").
@@ -125,14 +129,14 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
             defaults=_DEFAULTS_57, absent=_ABSENT_57),
     Version("mysql-8.0", "MySQL 8.0.20-8.0.29", "MySQL 8.0.27 source", "80", "80", "80", "checkpointer", "80",
             0.01, defaults=_DEFAULTS_80, absent=("innodb_redo_log_capacity", "innodb_checksums") + _MARIADB_ONLY,
-            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="80"),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="80", log_threads=True),
     Version("mysql-8.0.30", "MySQL 8.0.30+", "MySQL 8.0.3x source (log0files_capacity.cc, log0chkp.cc)", "8030",
             "80", "80", "checkpointer", "80", 0.01, defaults=_DEFAULTS_8030,
             absent=("innodb_checksums",) + _MARIADB_ONLY,
-            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="8030"),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="8030", log_threads=True),
     Version("mysql-8.4", "MySQL 8.4 LTS", "MySQL 8.0.3x source with the 8.4 defaults", "8030", "80", "80",
             "checkpointer", "80", 0.01, defaults=_DEFAULTS_84, absent=("innodb_checksums",) + _MARIADB_ONLY,
-            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="84"),
+            flush_order_lag_bytes=RECENT_CLOSED_BYTES, dedicated_server="84", log_threads=True),
     Version("mariadb-10.11", "MariaDB 10.11", "MariaDB 10.11/11.x source; defaults measured on 10.11.19",
             "mariadb", "mariadb", "mariadb", "cleaner", "mariadb", 0.0,
             defaults={"innodb_log_file_size": 96 * M, "innodb_log_buffer_size": 16 * M,
@@ -141,7 +145,7 @@ VERSIONS: dict[str, Version] = {v.name: v for v in (
                       "innodb_checksum_algorithm": "full_crc32", "innodb_buffer_pool_chunk_size": 0},
             absent=("innodb_dedicated_server", "innodb_use_fdatasync", "innodb_redo_log_capacity",
                     "innodb_idle_flush_pct", "innodb_doublewrite_pages", "innodb_checksums",
-                    "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count"),
+                    "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count") + _LOG_THREADS_80,
             checksum_algorithms=MARIADB_ALGORITHMS,
             removed=("innodb_buffer_pool_instances", "innodb_page_cleaners", "innodb_log_files_in_group",
                      "innodb_thread_concurrency", "innodb_thread_sleep_delay",

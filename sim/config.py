@@ -25,7 +25,8 @@ from models.filesystem import (ERA_MOUNT_OPTIONS, FILESYSTEMS, IO_MODES, KERNELS
 from models.iobench import PATTERNS
 from models.page_cleaner_mariadb import CLEANER_WAKE_RACE
 from models.redo import REDO_LOG_CAPACITY_MAX, REDO_LOG_CAPACITY_MIN, redo_limits
-from models.releases import SETTINGS_INTRODUCED, release_has, setting_introduced
+from models.releases import (MYSQL_80_SETTINGS_FROM, SETTINGS_INTRODUCED, mysql_80_lacks, release_has,
+                             setting_introduced)
 from models.run_queue import CPU_RUN_S
 from models.versions import (PAGE_SIZES, VERSION_NAMES, VERSIONS, buf_pool_size_align, buffer_pool_instances_default,
                              io_capacity_max_default, startup_instances, version as version_of)
@@ -129,6 +130,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                     doc="8.0.26+: fdatasync() instead of fsync(), so an overwrite whose only "
                                         "metadata change is its timestamps needs no journal commit (8.0 "
                                         "default OFF, 8.4 ON; MariaDB 10.5+ always uses fdatasync)"),
+        "innodb_log_writer_threads": Key("innodb_log_writer_threads", "bool", True,
+                                         doc="MySQL 8.0.22+: dedicated log_writer / log_flusher threads write "
+                                             "and fsync the redo (false: each committing thread does)"),
+        "innodb_log_spin_cpu_abs_lwm": Key("innodb_log_spin_cpu_abs_lwm", "int", 80, 0, 4294967295,
+                                           doc="MySQL 8.0: the log threads spin only while the server's user "
+                                               "CPU is at least this % of one core"),
         "innodb_write_io_threads": Key("innodb_write_io_threads", "int", 4, 1, 64,
                                        doc="I/O threads issuing page writes when innodb_use_native_aio is false"),
         "innodb_checksum_algorithm": Key("innodb_checksum_algorithm", "choice", "innodb", choices=ALL_ALGORITHMS,
@@ -403,6 +410,8 @@ class ServerConfig:
     innodb_use_native_aio: bool
     innodb_use_fdatasync: bool
     innodb_write_io_threads: int
+    innodb_log_writer_threads: bool
+    innodb_log_spin_cpu_abs_lwm: int
     innodb_checksum_algorithm: str
     innodb_checksums: bool
     innodb_file_per_table: bool
@@ -819,6 +828,14 @@ def _apply_version(given: dict, values: dict, origin: dict, src: str,
                          "ON or OFF" + (", DETECT_AND_RECOVER or DETECT_ONLY" if v.redo == "8030" else ""))
     if v.is_mariadb:
         notes += _mariadb_file_settings(given, srv, origin, release or (10, 11, None))
+    else:
+        for key in sorted(MYSQL_80_SETTINGS_FROM):
+            first = mysql_80_lacks(key, release) if key in given else None
+            if first is not None:
+                raise InputError(origin[("server", key)], f"server.{key}",
+                                 f"MySQL 8.0.{release[2]} has no such variable (first in 8.0.{first}); the server "
+                                 "stops at startup: unknown variable",
+                                 f"leave it out, or server.version = mysql-8.0.{first} or later")
     algo = srv["innodb_checksum_algorithm"]
     if "innodb_checksum_algorithm" in given and algo not in v.checksum_algorithms:
         raise InputError(origin[("server", "innodb_checksum_algorithm")], "server.innodb_checksum_algorithm",

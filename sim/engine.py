@@ -143,6 +143,8 @@ def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSett
         doublewrite_fast=s.innodb_doublewrite == FAST,
         file_per_table=s.innodb_file_per_table,
         write_io_threads=s.innodb_write_io_threads,
+        log_writer_threads=v.log_threads and s.innodb_log_writer_threads,
+        log_spin_cpu_abs_lwm=s.innodb_log_spin_cpu_abs_lwm,
     ), warnings
 
 
@@ -341,6 +343,12 @@ class Server:
         if dirty_unread:
             out.append(f"{when}: {dirty_unread} dirty page(s) with no record from the checkpoint "
                        f"{log.last_checkpoint_lsn}: crash recovery would not read them")
+        if not log.flushed_lsn <= log.written_lsn <= log.lsn:
+            out.append(f"{when}: redo flushed {log.flushed_lsn} <= written {log.written_lsn} <= lsn {log.lsn} "
+                       "does not hold")
+        stranded = getattr(self.users.writer, "stranded", None)
+        if stranded is not None and stranded():
+            out.append(f"{when}: {stranded()} commit(s) whose redo is durable wait with no notifier to wake them")
         try:
             pool.check_invariants()
         except AssertionError as err:

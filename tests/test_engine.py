@@ -571,7 +571,7 @@ def test_critical_section_is_entered_in_arrival_order():
     u.latch_free_s = 0.0
     u.read_cpu_s = [0.0, 0.0]
     u.cpu_left_s, u.cpu_piece_s, u.mtr_checks, u.in_cpu = [-1.0, -1.0], [0.0, 0.0], 1, {}
-    u.n_cpu = 0
+    u.n_cpu, u.cpu_busy_s = 0, 0.0
     u.prof = SimpleNamespace(cpu_s_per_txn=1e-3, serial_s_per_txn=1e-4)
     u.cpu_end_kind = _LATCH
     u.heap, u._next_seq = [], itertools.count(1).__next__
@@ -839,7 +839,7 @@ def test_log_free_check_inside_the_cpu_phase_stops_the_thread_at_its_next_row_op
     u.env, u.log, u.logsys = env, log, Logsys()
     u.cores = [0.0]
     u.latch_free_s = 0.0
-    u.mtr_checks, u.in_cpu, u.n_cpu = 18, {}, 0
+    u.mtr_checks, u.in_cpu, u.n_cpu, u.cpu_busy_s = 18, {}, 0, 0.0
     u.cancelled, u.checked_to_s, u.queued_on = {}, 0.0005, {}
     u.cpu_ready_s = [0.0, 0.0]
     u.read_cpu_s = [0.0, 0.0]

@@ -3,10 +3,12 @@
 Each run draws a server version and its settings (buffer pool size and instances, redo size,
 innodb_flush_log_at_trx_commit, doublewrite, flush method, native AIO, io_capacity and its max,
 neighbour flushing, checksum algorithm, page size, innodb_thread_concurrency and its sleep delays,
-file-per-table, binary log, innodb_dedicated_server, innodb_use_fdatasync, O_DSYNC), a device and
+file-per-table, binary log, innodb_dedicated_server, innodb_use_fdatasync, O_DSYNC, MySQL 8.0's
+innodb_log_writer_threads and innodb_log_spin_cpu_abs_lwm), a device and
 filesystem, and a workload (closed or open loop), then runs 2 simulated seconds (--duration) with the invariants checked every 100 ms
 and at the end (`sim.engine.Server.end_violations`: nothing lost, checkpoint <= oldest dirty page
-<= lsn, the checkpoint age within the redo capacity, the pool's counters against its pages, and in
+<= lsn, the checkpoint age within the redo capacity, redo flushed <= written <= lsn with no
+durable commit left waiting, the pool's counters against its pages, and in
 an open loop every arrival committed, running or queued). A combination a
 version refuses (an InputError, as the CLI would print) is counted and skipped.
 
@@ -108,6 +110,10 @@ def draw(rng: random.Random, duration: str = "2s") -> dict:
         server["innodb_use_fdatasync"] = rng.choice((True, False))
     if rng.random() < 0.1:
         server["innodb_flush_method"] = "O_DSYNC"
+    # Drawn last (added 2026-12-01): MySQL 8.0's log threads off, or spinning at another CPU floor.
+    if version.startswith("mysql-8") and rng.random() < 0.3:
+        server["innodb_log_writer_threads"] = rng.choice((True, False))
+        server["innodb_log_spin_cpu_abs_lwm"] = rng.choice((0, 80, 400))
     return doc
 
 
