@@ -394,6 +394,13 @@ class LogThreads:
                 heapq.heapreplace(cores, (t if free < t else free) + run_s)
                 self.spin_cpu_s += run_s
 
+    def stats(self) -> dict:
+        """The run so far: CPU samples taken and those that found the threads spinning, the CPU the
+        spinning took, the simulated seconds, and the fsyncs whose waiters the flusher woke itself."""
+        return {"cpu_samples": int(self.u.env.now // CPU_SAMPLE_S), "spin_samples": int(self.spin_seconds),
+                "spin_cpu_s": self.spin_cpu_s, "sim_s": float(self.u.env.now),
+                "direct_notifies": self.direct_notifies}
+
     def stranded(self) -> int:
         """Threads still waiting for redo that is flushed (or written) with no notifier run to
         come: a lost wake-up (0 always; the engine's invariant checks call this)."""

@@ -69,6 +69,7 @@ class EngineResult:
     warnings: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     final_checks: dict = field(default_factory=dict)
+    log_threads: dict | None = None  # MySQL 8.0's log threads over the whole run (LogThreads.stats)
 
 
 def settings_from(scn, profile: DeviceProfile | None = None) -> tuple[ServerSettings, list[str]]:
@@ -403,7 +404,8 @@ class Server:
             redo_capacity_bytes=self.limits.configured_bytes, device_units=self.device.profile.parallelism,
             page_read_iops=self.device.profile.capacity_iops(1.0, self.settings.page_size_bytes),
             warnings=self.warnings, wall_s=wall,
-            final_checks={"violations": list(self.violations)})
+            final_checks={"violations": list(self.violations)},
+            log_threads=self.users.writer.stats() if self.users.log_threads else None)
 
 
 def run(scn, progress=None) -> EngineResult:

@@ -27,6 +27,20 @@ def _pct(x: float) -> str:
     return f"{x:+.0%}".replace("%", " %")
 
 
+def log_threads_text(s: dict) -> str:
+    """MySQL 8.0's log threads (models.log_threads): the measured window's redo writes and fsyncs,
+    and over the whole run how often the writer and flusher spun and the cores that took; "" for
+    a server without them."""
+    lt = s.get("log_threads")
+    if not lt:
+        return ""
+    cores = lt["spin_cpu_s"] / lt["sim_s"] if lt["sim_s"] > 0 else 0.0
+    return (f"redo log threads (MySQL 8.0): {s['log_writes_per_s']:,.0f} writes/s, {s['log_fsyncs_per_s']:,.0f} "
+            f"fsyncs/s; log_writer and log_flusher spinning in {lt['spin_samples']:,} of {lt['cpu_samples']:,} "
+            f"one-second CPU samples, on {cores:.2f} cores on average over the whole run "
+            "(innodb_log_writer_threads = OFF: the committing threads write and fsync instead)")
+
+
 def recovery_text(r: dict | None) -> str:
     """The summary's crash-recovery line (models.recovery): the worst second's restart."""
     if not r:
@@ -81,6 +95,7 @@ def summary_text(s: dict) -> str:
         (f"page reads: {s['buffer_pool_reads_per_s']:,.0f}/s (Innodb_buffer_pool_reads); user threads waiting "
          f"for them {s['page_read_wait_threads_mean']:,.1f} on average ({s['page_read_wait_thread_s']:,.1f} thread-s)"
          if s.get("page_read_wait_thread_s") else ""),
+        log_threads_text(s),
         (f"binary log (sync_binlog {s['sync_binlog']}): {s['binlog_group_commits']:,} group commits, "
          f"{s['binlog_commits'] / max(1, s['binlog_group_commits']):.1f} transactions each; "
          f"{s['binlog_fsyncs']:,} fsyncs" if s.get("log_bin") else ""),

@@ -161,3 +161,18 @@ def test_release_refusal_exits_2_with_one_line(capsys):
                "--set", "run.duration=1s"])
     err = capsys.readouterr().err
     assert rc == 2 and "innodb_log_writer_threads" in err and "Traceback" not in err
+
+
+def test_the_summary_tells_the_log_threads_spinning_and_their_io():
+    from sim.metrics import summary
+    from sim.run_output import summary_text
+    res = Server(scenario_from_dict(_doc(hardware__cpu_cores=2, hardware__device="fusionio-2012", workload__users=4,
+                                         workload__profile="sysbench", workload__data_size="16M",
+                                         run__duration="4s", server__log_bin=False), "t")).run()
+    s = summary(res)
+    lt = s["log_threads"]
+    assert lt["cpu_samples"] == 4 and 0 < lt["spin_samples"] <= 4 and lt["spin_cpu_s"] > 0
+    assert s["log_writes_per_s"] >= s["log_fsyncs_per_s"] > 0
+    assert "redo log threads (MySQL 8.0)" in summary_text(s)
+    off = summary(Server(scenario_from_dict(_doc(server__innodb_log_writer_threads=False), "t")).run())
+    assert off["log_threads"] is None and "redo log threads" not in summary_text(off)
