@@ -93,8 +93,8 @@ class Version:
 
 
 # MariaDB's file settings (models.file_access): innodb_log_file_buffering from 10.8.4, the rest 11.0+.
-# MySQL 8.0's redo log threads: innodb_log_spin_cpu_abs_lwm from 8.0.11, innodb_log_writer_threads
-# from 8.0.22 (MySQL 8.0 manual, InnoDB startup options and system variables).
+# MySQL 8.0's redo log threads: innodb_log_spin_cpu_abs_lwm from 8.0.11 (WL#10310, which made the
+# threads), innodb_log_writer_threads from 8.0.22 (Bug#30088404, mysql-server commit 9bfe602).
 _LOG_THREADS_80 = ("innodb_log_writer_threads", "innodb_log_spin_cpu_abs_lwm")
 _MARIADB_ONLY = ("binlog_commit_wait_count", "binlog_commit_wait_usec", "innodb_log_file_buffering",
                  "innodb_log_file_write_through", "innodb_data_file_buffering", "innodb_data_file_write_through")
