@@ -84,6 +84,11 @@ def contiguous_runs(entries: list, space_of, max_pages: int) -> list[list]:
     return runs
 
 
+def log_block_bytes(bytes_: int) -> int:
+    """Bytes of redo as whole 512-byte log blocks written (one block at least)."""
+    return max(512, -(-bytes_ // 512) * 512)
+
+
 class FilIO:
     """Page-granular I/O of the InnoDB files."""
 
@@ -261,7 +266,7 @@ class FilIO:
         checkpoint block in the first file's header). Counts the write: a redo write, or the
         checkpoint block (in MySQL a data write, not a log write).
         """
-        size = max(512, -(-bytes_ // 512) * 512)
+        size = log_block_bytes(bytes_)
         if append:
             t = self.log_dev.schedule_append(now_s, size) + self.log_host_s
         else:
@@ -273,26 +278,30 @@ class FilIO:
             self.counters.values["Innodb_data_writes"] += 1
         if self.access.log_write_through:
             return self._sync_done_s("log", t, self.log_o_sync)
+        return self._log_fsync_done_s(t)
+
+    def _log_fsync_done_s(self, t_s: float) -> float:
+        """fsync() of the log once its bytes are on the device at t_s (fil_flush): counted in
+        Innodb_os_log_fsyncs and Innodb_data_fsyncs; a journal commit or a cache flush."""
         vals = self.counters.values
         vals["Innodb_os_log_fsyncs"] += 1
         vals["Innodb_data_fsyncs"] += 1
-        return self._sync_done_s("log", t + self.fsync_cpu_s, not self.datasync)
+        return self._sync_done_s("log", t_s + self.fsync_cpu_s, not self.datasync)
 
     def log_write_done_s(self, now_s: float, bytes_: int) -> float:
         """MySQL 8.0's log_writer: one write() of the redo ready (log_writer_write_buffer), no fsync.
 
-        The log is buffered in MySQL, so the write is a copy into the page cache and the device
-        sees the bytes at the next fsync (log_fsync_done_s); with O_DSYNC the file is opened O_SYNC
-        and the write waits for the device and the sync, as log_flush_done_s's write does. Counts
-        the write (Innodb_log_writes)."""
-        size = max(512, -(-bytes_ // 512) * 512)
+        MySQL never opens its log O_DIRECT, so the write is a copy into the page cache and the
+        device sees the bytes at the next fsync (log_fsync_done_s); with O_DSYNC the file is opened
+        O_SYNC and the write waits for the device and the sync, as log_flush_done_s's write does.
+        Counts the write (Innodb_log_writes)."""
+        size = log_block_bytes(bytes_)
         self._touch("log", now_s)
         self.count_log_write()
-        if self.access.log_write_through or self.access.log_direct:
+        if self.access.log_write_through:
             t = self.log_dev.schedule_append(now_s, size) + self.log_host_s
-            return self._sync_done_s("log", t, self.log_o_sync) if self.access.log_write_through else t
-        costs = self.log_costs
-        return now_s + costs.copy_base_s + costs.copy_per_page_s * max(1, -(-size // PAGE_4K))
+            return self._sync_done_s("log", t, self.log_o_sync)
+        return self.log_costs.copy_done_s(now_s, size)
 
     def log_fsync_done_s(self, now_s: float, bytes_: int) -> float:
         """MySQL 8.0's log_flusher: fsync the log (log_flush_low, fil_flush_file_redo) after the
@@ -301,13 +310,8 @@ class FilIO:
         With O_DSYNC there is no fsync (do_flush is false) and the writes are on the device already."""
         if self.access.log_write_through:
             return now_s
-        t = now_s
-        if not self.access.log_direct:
-            t = self.log_dev.schedule_append(now_s, max(512, -(-bytes_ // 512) * 512)) + self.log_host_s
-        vals = self.counters.values
-        vals["Innodb_os_log_fsyncs"] += 1
-        vals["Innodb_data_fsyncs"] += 1
-        return self._sync_done_s("log", t + self.fsync_cpu_s, not self.datasync)
+        written_back_s = self.log_dev.schedule_append(now_s, log_block_bytes(bytes_)) + self.log_host_s
+        return self._log_fsync_done_s(written_back_s)
 
     def binlog_group_done_s(self, now_s: float, nbytes: int, sync: bool) -> float:
         """One binary log group commit (MYSQL_BIN_LOG::ordered_commit, 5.6+): the flush stage
@@ -318,8 +322,7 @@ class FilIO:
         binlog has its own file, written only by the group's leader, so no InnoDB inode lock is
         involved. The binlog data and the journal write each continue a sequential stream
         (Device.schedule_append)."""
-        costs = self.fs.spec.costs
-        t = now_s + costs.copy_base_s + costs.copy_per_page_s * max(1, -(-nbytes // PAGE_4K))
+        t = self.fs.spec.costs.copy_done_s(now_s, nbytes)
         self.binlog_unsynced_bytes += nbytes
         if not sync:
             return t

@@ -88,6 +88,11 @@ class FsCosts:
     # Kernel tick: timestamp granularity, hence how often an overwritten inode needs logging.
     timestamp_granularity_s: float = 1.0e-3
 
+    def copy_done_s(self, now_s: float, nbytes: int) -> float:
+        """When a buffered write() of nbytes started at now_s ends: its copy into the page cache,
+        a page at least."""
+        return now_s + self.copy_base_s + self.copy_per_page_s * max(1, -(-nbytes // PAGE_4K))
+
 
 @dataclass(frozen=True)
 class FsSpec:

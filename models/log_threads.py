@@ -123,10 +123,8 @@ class LogThreads:
         self.sample_requests = 0
         self.requests = 0                # log_write_up_to calls (write_to_file_requests_total)
         self.spin_cpu_s = 0.0            # CPU the spinning threads took
-        self.spin_seconds = 0            # CPU samples that found the threads spinning
+        self.spin_samples = 0            # CPU samples that found the threads spinning
         self.flusher_blocked_s = 0.0     # time in fsync not yet set against a step
-        self.core_waits = 0
-        self.core_wait_s = 0.0
         self.direct_notifies = 0         # fsyncs whose waiters the flusher woke itself
 
     # -- waits and wake-ups -------------------------------------------------------------------
@@ -135,12 +133,7 @@ class LogThreads:
         """A sleeping thread's wait for a core once woken, with `spinners` log threads runnable too."""
         u = self.u
         runnable = u.n_cpu + spinners
-        if runnable <= self.n_cores:
-            return 0.0
-        wait_s = run_queue_wait_s(runnable, self.n_cores, u.cpu_run_s)
-        self.core_waits += 1
-        self.core_wait_s += wait_s
-        return wait_s
+        return run_queue_wait_s(runnable, self.n_cores, u.cpu_run_s) if runnable > self.n_cores else 0.0
 
     def _wake_s(self) -> float:
         """How long the writer or flusher takes to react to its event: at once while spinning."""
@@ -170,19 +163,21 @@ class LogThreads:
             self.write_target = lsn
         self._kick(t)
 
-    def _kick(self, t: float) -> None:
-        """Wake the writer, or the flusher when all that is asked for is written."""
+    def _kick(self, t: float, inline: bool = True) -> None:
+        """Wake the writer, or the flusher when all that is asked for is written. `inline`: a
+        thread that reacts at once runs now (inside UserThreads.advance); from the SimPy side
+        (False) every wake-up goes through the heap, taken at the next drain."""
         log = self.u.log
         if self.write_target > log.written_lsn:
             if not self.writing:
                 self.writing = True
                 wake_s = self._wake_s()
-                if wake_s > 0.0:
-                    self.u.push(t + wake_s, self.START, -1)
-                else:
+                if inline and wake_s == 0.0:
                     self.start(t)
+                else:
+                    self.u.push(t + wake_s, self.START, -1)
         elif self.flush_target > log.flushed_lsn and not self.flushing:
-            self._wake_flusher(t)
+            self._wake_flusher(t, inline)
 
     def _simpy_wait(self, lsn: int, waiters: list, flush: bool):
         u = self.u
@@ -196,20 +191,8 @@ class LogThreads:
             self.write_target = lsn
         if flush and lsn > self.flush_target:
             self.flush_target = lsn
-        self._kick_later()
+        self._kick(u.env.now, inline=False)
         return ev
-
-    def _kick_later(self) -> None:
-        """Wake the threads from the SimPy side: through the heap, at the next drain."""
-        log = self.u.log
-        now = self.u.env.now
-        if self.write_target > log.written_lsn:
-            if not self.writing:
-                self.writing = True
-                self.u.push(now + self._wake_s(), self.START, -1)
-        elif self.flush_target > log.flushed_lsn and not self.flushing:
-            self.flushing = True
-            self.u.push(now + self._wake_s(), self.DONE, FLUSHER_WAKE)
 
     def wait_flushed(self, lsn: int):
         """SimPy event fired once the log is flushed up to lsn (WAL before a page write, checkpoint)."""
@@ -226,7 +209,7 @@ class LogThreads:
             self.requests += 1
             self.write_target = max(self.write_target, log.lsn)
             self.flush_target = max(self.flush_target, log.lsn)
-            self._kick_later()
+            self._kick(self.u.env.now, inline=False)
 
     def flushed_elsewhere(self, t: float) -> None:
         """A user thread wrote and flushed the log itself at t (the single-page flush's WAL rule,
@@ -235,11 +218,9 @@ class LogThreads:
         u = self.u
         log = u.log
         if self.simpy_flushed:
-            _tell_at(u.env, t, log.flushed_lsn, self.simpy_flushed)
-            self.simpy_flushed = [(lsn, ev) for lsn, ev in self.simpy_flushed if lsn > log.flushed_lsn]
+            self.simpy_flushed = tell_at(u.env, t, log.flushed_lsn, self.simpy_flushed)
         if self.simpy_written:
-            _tell_at(u.env, t, log.written_lsn, self.simpy_written)
-            self.simpy_written = [(lsn, ev) for lsn, ev in self.simpy_written if lsn > log.written_lsn]
+            self.simpy_written = tell_at(u.env, t, log.written_lsn, self.simpy_written)
         for which, waiting in ((NOTIFY_FLUSHED, self.waiting), (NOTIFY_WRITTEN, self.write_waiting)):
             if waiting and not self.notify_pending[which]:
                 self.notify_pending[which] = True
@@ -260,8 +241,7 @@ class LogThreads:
         u.counters.values["Innodb_os_log_written"] += nbytes
         self.write_covered = covered
         if self.simpy_written:
-            _tell_at(u.env, end, covered, self.simpy_written)
-            self.simpy_written = [(lsn, ev) for lsn, ev in self.simpy_written if lsn > covered]
+            self.simpy_written = tell_at(u.env, end, covered, self.simpy_written)
         heap = u.heap
         if end <= u.until_s and (not heap or end < heap[0][0]):
             self._written(end)          # the next event out: run at once instead of through the heap
@@ -284,13 +264,13 @@ class LogThreads:
 
     # -- log_flusher ------------------------------------------------------------------------------
 
-    def _wake_flusher(self, t: float) -> None:
+    def _wake_flusher(self, t: float, inline: bool = True) -> None:
         self.flushing = True
         wake_s = self._wake_s()
-        if wake_s > 0.0:
-            self.u.push(t + wake_s, self.DONE, FLUSHER_WAKE)
-        else:
+        if inline and wake_s == 0.0:
             self._fsync(t)
+        else:
+            self.u.push(t + wake_s, self.DONE, FLUSHER_WAKE)
 
     def _fsync(self, t: float) -> None:
         """log_flush_low: fsync up to the write_lsn read now."""
@@ -304,8 +284,7 @@ class LogThreads:
         self.flusher_blocked_s += end - t
         self.flush_covered = covered
         if self.simpy_flushed:
-            _tell_at(u.env, end, covered, self.simpy_flushed)
-            self.simpy_flushed = [(lsn, ev) for lsn, ev in self.simpy_flushed if lsn > covered]
+            self.simpy_flushed = tell_at(u.env, end, covered, self.simpy_flushed)
         heapq.heappush(u.heap, (end, u._next_seq(), self.DONE, FSYNC_DONE))
 
     def _fsynced(self, t: float) -> None:
@@ -377,7 +356,7 @@ class LogThreads:
             self.spinning = log_threads_spin(100.0 * (cpu_s - self.sample_cpu_s) / elapsed,
                                              (requests - self.sample_requests) / elapsed,
                                              self.spin_cpu_abs_lwm_pct)
-            self.spin_seconds += self.spinning
+            self.spin_samples += int(self.spinning)
             self.sample_cpu_s, self.sample_requests = cpu_s, requests
             self.next_sample_s = t + CPU_SAMPLE_S
         if not self.spinning:
@@ -397,7 +376,7 @@ class LogThreads:
     def stats(self) -> dict:
         """The run so far: CPU samples taken and those that found the threads spinning, the CPU the
         spinning took, the simulated seconds, and the fsyncs whose waiters the flusher woke itself."""
-        return {"cpu_samples": int(self.u.env.now // CPU_SAMPLE_S), "spin_samples": int(self.spin_seconds),
+        return {"cpu_samples": int(self.u.env.now // CPU_SAMPLE_S), "spin_samples": self.spin_samples,
                 "spin_cpu_s": self.spin_cpu_s, "sim_s": float(self.u.env.now),
                 "direct_notifies": self.direct_notifies}
 
@@ -412,10 +391,6 @@ class LogThreads:
             n += sum(1 for lsn, _ in self.write_waiting if lsn <= log.written_lsn)
         return n
 
-    def mean_core_wait_s(self) -> float:
-        """Mean wait for a core a wake-up so far; NaN before the first."""
-        return self.core_wait_s / self.core_waits if self.core_waits else float("nan")
-
 
 def wake_covered(users, waiting: list[tuple[int, int]], upto: int, t: float) -> list[tuple[int, int]]:
     """The threads of `waiting` ((lsn, thread), in the order they asked) whose lsn `upto` covers
@@ -429,11 +404,16 @@ def wake_covered(users, waiting: list[tuple[int, int]], upto: int, t: float) -> 
     return still
 
 
-def _tell_at(env, end: float, covered: int, waiters: list) -> None:
-    """Fire the SimPy waiters that `covered` satisfies at `end`."""
+def tell_at(env, end: float, covered: int, waiters: list[tuple[int, object]]) -> list[tuple[int, object]]:
+    """Fire the SimPy waiters ((lsn, event), in order) that `covered` satisfies at `end`; returns
+    the others."""
+    still = []
     for lsn, ev in waiters:
         if lsn <= covered:
             if end <= env.now:
                 ev.succeed()
             else:
                 env.timeout(end - env.now).callbacks.append(lambda _e, ev=ev: ev.succeed())
+        else:
+            still.append((lsn, ev))
+    return still

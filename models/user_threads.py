@@ -70,7 +70,7 @@ import numpy as np
 from models import detached
 from models.device import Draws
 from models.log_sys import lsn_after, lsn_bounds
-from models.log_threads import LogThreads, wake_covered
+from models.log_threads import LogThreads, tell_at, wake_covered
 from models.oltp import pages_per_txn_array
 from models.run_queue import CPU_RUN_S, log_write_blocking_calls, run_queue_wait_s
 from models.srv_conc import SrvConc
@@ -188,17 +188,7 @@ class LogWriter:
         log.written_lsn = covered
         u.counters.values["Innodb_os_log_written"] += nbytes
         if self.simpy_waiting:
-            env = u.env
-            still = []
-            for lsn, ev in self.simpy_waiting:
-                if lsn <= covered:
-                    if end <= env.now:
-                        ev.succeed()
-                    else:
-                        env.timeout(end - env.now).callbacks.append(lambda _e, ev=ev: ev.succeed())
-                else:
-                    still.append((lsn, ev))
-            self.simpy_waiting = still
+            self.simpy_waiting = tell_at(u.env, end, covered, self.simpy_waiting)
         heapq.heappush(u.heap, (end, u._next_seq(), _FLUSH_DONE, covered))     # u.push, written out
 
     def done(self, t: float, covered: int) -> None:

@@ -347,9 +347,9 @@ class Server:
         if not log.flushed_lsn <= log.written_lsn <= log.lsn:
             out.append(f"{when}: redo flushed {log.flushed_lsn} <= written {log.written_lsn} <= lsn {log.lsn} "
                        "does not hold")
-        stranded = getattr(self.users.writer, "stranded", None)
-        if stranded is not None and stranded():
-            out.append(f"{when}: {stranded()} commit(s) whose redo is durable wait with no notifier to wake them")
+        stranded = self.users.writer.stranded() if self.users.log_threads else 0
+        if stranded:
+            out.append(f"{when}: {stranded} commit(s) whose redo is durable wait with no notifier to wake them")
         try:
             pool.check_invariants()
         except AssertionError as err:

@@ -294,7 +294,7 @@ def summary(result: EngineResult, frames: dict[str, pd.DataFrame] | None = None)
         "device_queue_depth_mean": float(mb["device_queue_depth"].mean()) if len(mb) else 0.0,
         "device_write_backlog_mean": float(mb["device_write_backlog"].mean()) if len(mb) else 0.0,
         "Innodb_buffer_pool_wait_free": int(m1["Innodb_buffer_pool_wait_free"].sum()) if len(m1) else 0,
-        "log_threads": getattr(result, "log_threads", None),
+        "log_threads": result.log_threads,
         "log_writes_per_s": float(m1["Innodb_log_writes"].sum() / max(len(m1), 1)),
         "log_fsyncs_per_s": float(m1["Innodb_os_log_fsyncs"].sum() / max(len(m1), 1)),
         "log_bin": result.settings.log_bin,
