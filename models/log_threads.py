@@ -25,11 +25,13 @@ Mirrors log/log0write.cc of MySQL 8.0 (WL#10310; read in the mysql-server trees 
   which srv_master_thread samples about once a second (srv_update_cpu_usage, utime_abs: percent of
   one core), is at least innodb_log_spin_cpu_abs_lwm, and log_write_up_to is called more than once
   per millisecond on average (log_write_to_file_requests_are_frequent). Otherwise they sleep on their
-  events. The notifiers never spin (their spin delays default to 0).
+  events. With innodb_flush_log_at_trx_commit = 0 or 2 the flusher first sleeps on flusher_event
+  until innodb_flush_log_at_timeout has passed since its last fsync (os_event_wait_time_low), so
+  only the writer spins. The notifiers never spin (their spin delays default to 0).
 
 In the simulation a thread that reacts from a spin does so at once, and one woken from sleep first
 waits for a core (models.run_queue), as the 5.6 group commit's next leader does. While spinning,
-the writer holds a core, and the flusher does whenever it is not blocked in fsync: each step of the
+the writer holds a core, and the flusher (trx_commit = 1) does whenever it is not in fsync: each step of the
 user-thread model books that CPU on the cores the transactions use, at the share Linux gives a
 runnable thread (all of a core while no more threads are runnable than there are cores, cores /
 runnable otherwise). innodb_log_writer_threads = OFF (8.0.22+; Bug#30088404, mysql-server commit
@@ -37,13 +39,18 @@ runnable otherwise). innodb_log_writer_threads = OFF (8.0.22+; Bug#30088404, mys
 fsyncs the log itself (log_self_write_up_to); models.user_threads.LogWriter, the 5.6 group commit,
 simulates that.
 
-Simplified: the writer writes when some thread waits for the log (the server's writes whatever is
-ready, even with no thread waiting, so it counts more Innodb_log_writes; every commit waits for a
-write that starts after its commit record either way). With innodb_flush_log_at_trx_commit = 0 the
-log is written and flushed once per innodb_flush_log_at_timeout (srv_master_thread's call here,
-the flusher's timeout in the server), and when a page write or a checkpoint needs it. The user
-threads' own spinning in log_wait_for_flush (only while the server's CPU use is under
-innodb_log_spin_cpu_pct_hwm, so it uses spare cores) is not modelled.
+The writer writes whatever is ready, whether or not a thread waits (its stop condition:
+write_lsn < ready_lsn): new redo wakes it when it is idle (`redo_ready`), as a commit's
+writer_event does, and it goes on writing while more is ready. Simplified: a transaction's redo is
+ready at its start here (models.user_threads appends it there), where the server's
+mini-transactions add it all through the transaction, so the server writes more often in smaller
+pieces; and the writer reacts to ready redo as it does to writer_event, where the server's sleeping
+writer finds it at its next timeout (innodb_log_writer_timeout, 10 us, "at least 50us" by the
+comment in log0constants.h). With innodb_flush_log_at_trx_commit = 0 or 2 the log is flushed once
+per innodb_flush_log_at_timeout (srv_master_thread's call here, the flusher's timeout in the
+server), and when a page write or a checkpoint needs it. The user threads' own spinning in
+log_wait_for_flush (only while the server's CPU use is under innodb_log_spin_cpu_pct_hwm, so it
+uses spare cores) is not modelled.
 """
 
 from __future__ import annotations
@@ -95,8 +102,6 @@ class LogThreads:
     (start), _FLUSH_DONE ends a write, an fsync, a wake-up or a notifier's run (done, with one of
     WRITE_DONE, FSYNC_DONE, FLUSHER_WAKE, NOTIFY_FLUSHED, NOTIFY_WRITTEN)."""
 
-    N_SPINNERS = 2                      # log_writer and log_flusher
-
     def __init__(self, users, spin_cpu_abs_lwm_pct: float = SPIN_CPU_ABS_LWM_PCT) -> None:
         from models.user_threads import _FLUSH_DONE, _FLUSH_START   # its event kinds (it imports this module)
 
@@ -104,6 +109,10 @@ class LogThreads:
         self.u = users
         self.n_cores = len(users.cores)
         self.every_write_flushed = users.s.flush_log_at_trx_commit == 1   # the writer wakes the flusher
+        # The threads that spin: log_writer, and log_flusher with innodb_flush_log_at_trx_commit = 1;
+        # with 0 or 2 the flusher sleeps on flusher_event until innodb_flush_log_at_timeout has passed
+        # since its last fsync (os_event_wait_time_low, no spinning), then flushes at once.
+        self.n_spinners = 2 if self.every_write_flushed else 1
         self.spin_cpu_abs_lwm_pct = spin_cpu_abs_lwm_pct
         self.waiting: list[tuple[int, int]] = []          # (lsn, thread) in log_wait_for_flush
         self.write_waiting: list[tuple[int, int]] = []    # (lsn, thread) in log_wait_for_write
@@ -141,7 +150,7 @@ class LogThreads:
 
     def _hop_s(self) -> float:
         """A notifier's reaction (it sleeps on its event)."""
-        return self._wait_s(self.N_SPINNERS if self.spinning else 0)
+        return self._wait_s(self.n_spinners if self.spinning else 0)
 
     # -- log_write_up_to -----------------------------------------------------------------------
 
@@ -178,6 +187,13 @@ class LogThreads:
                     self.u.push(t + wake_s, self.START, -1)
         elif self.flush_target > log.flushed_lsn and not self.flushing:
             self._wake_flusher(t, inline)
+
+    def redo_ready(self, t: float) -> None:
+        """Redo was added to the log buffer at t: an idle writer wakes and writes it (through the
+        heap: called from inside a batch start)."""
+        if not self.writing and self.u.log.lsn > self.u.log.written_lsn:
+            self.writing = True
+            self.u.push(t + self._wake_s(), self.START, -1)
 
     def _simpy_wait(self, lsn: int, waiters: list, flush: bool):
         u = self.u
@@ -257,8 +273,8 @@ class LogThreads:
         if not self.flushing and log.written_lsn > log.flushed_lsn and (
                 self.every_write_flushed or self.flush_target > log.flushed_lsn):
             self._wake_flusher(t)
-        if self.write_target > log.written_lsn:
-            self.start(t)                           # the writer is awake: it goes on at once
+        if log.lsn > log.written_lsn:
+            self.start(t)                           # more is ready: the writer goes on at once
         else:
             self.writing = False
 
@@ -363,20 +379,23 @@ class LogThreads:
             self.flusher_blocked_s = 0.0
             return
         step_s = u.step_s
-        share = spin_share(u.n_cpu + self.N_SPINNERS, self.n_cores)
+        share = spin_share(u.n_cpu + self.n_spinners, self.n_cores)
         blocked = min(step_s, self.flusher_blocked_s)
         self.flusher_blocked_s -= blocked
         cores = u.cores
-        for run_s in (share * step_s, share * (step_s - blocked)):
+        runs = (share * step_s, share * (step_s - blocked)) if self.n_spinners == 2 else (share * step_s,)
+        for run_s in runs:
             if run_s > 0.0:
                 free = cores[0]
                 heapq.heapreplace(cores, (t if free < t else free) + run_s)
                 self.spin_cpu_s += run_s
 
     def stats(self) -> dict:
-        """The run so far: CPU samples taken and those that found the threads spinning, the CPU the
-        spinning took, the simulated seconds, and the fsyncs whose waiters the flusher woke itself."""
-        return {"cpu_samples": int(self.u.env.now // CPU_SAMPLE_S), "spin_samples": self.spin_samples,
+        """The run so far: the threads that spin, CPU samples taken and those that found them
+        spinning, the CPU the spinning took, the simulated seconds, and the fsyncs whose waiters the
+        flusher woke itself."""
+        return {"spinners": "log_writer and log_flusher" if self.n_spinners == 2 else "log_writer",
+                "cpu_samples": int(self.u.env.now // CPU_SAMPLE_S), "spin_samples": self.spin_samples,
                 "spin_cpu_s": self.spin_cpu_s, "sim_s": float(self.u.env.now),
                 "direct_notifies": self.direct_notifies}
 

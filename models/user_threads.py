@@ -773,6 +773,8 @@ class UserThreads:
                 self.push(ready[j], _CPU, th)
             else:
                 cpu_phase(th, t)
+        if self.log_threads:
+            self.writer.redo_ready(t_last)                 # log_writer writes the batch's redo
 
     def _defer_batch(self, pend: list, t: float) -> None:
         """No frame can be freed at t: every transaction of the batch sleeps (buf_LRU_get_free_block's
@@ -838,6 +840,8 @@ class UserThreads:
                 return
             log.written_lsn = lsn                           # write() to the OS, no fsync
             self.fil.count_log_write()
+        elif self.log_threads:
+            self.writer.redo_ready(t)                       # the commit record: the writer writes it
         self._durable(th, t)
 
     def _durable(self, th: int, t: float) -> None:

@@ -109,6 +109,38 @@ def test_trx_commit_2_waits_for_the_write_and_fsyncs_about_once_a_second():
     assert c["Innodb_os_log_fsyncs"] < c["commits"] / 10
 
 
+def test_writer_writes_what_is_ready_with_no_thread_waiting():
+    """log_writer's stop condition is write_lsn < ready_lsn: with innodb_flush_log_at_trx_commit = 0
+    no commit asks for the log, yet it is written as it is made (many writes a second, the written
+    lsn close behind the current one), and fsynced once per innodb_flush_log_at_timeout."""
+    srv = Server(scenario_from_dict(_doc(server__innodb_flush_log_at_trx_commit=0, run__duration="4s",
+                                         server__log_bin=False), "t"))
+    srv.run()
+    c = srv.counters.values
+    assert c["commits"] > 1000
+    assert c["Innodb_log_writes"] > c["commits"] / 10
+    assert c["Innodb_os_log_fsyncs"] < c["Innodb_log_writes"] / 100
+    log = srv.log
+    assert log.lsn - log.written_lsn < 100 * srv.users.prof.redo_bytes_per_txn
+    assert srv.users.writer.requests < c["commits"] / 10      # nobody asked for these writes
+
+
+def test_only_the_writer_spins_unless_every_commit_is_flushed():
+    """With innodb_flush_log_at_trx_commit = 0 or 2 log_flusher sleeps until the flush timeout
+    (os_event_wait_time_low), so of the two threads only log_writer spins and takes CPU."""
+    def run(trx):
+        doc = _doc(hardware__cpu_cores=2, hardware__device="fusionio-2012", workload__users=4,
+                   workload__profile="sysbench", workload__data_size="16M", run__duration="3s",
+                   server__log_bin=False, server__innodb_flush_log_at_trx_commit=trx)
+        srv = Server(scenario_from_dict(doc, "t"))
+        srv.run()
+        return srv.users.writer
+    one, two = run(1), run(2)
+    assert one.n_spinners == 2 and one.stats()["spinners"] == "log_writer and log_flusher"
+    assert two.n_spinners == 1 and two.stats()["spinners"] == "log_writer"
+    assert two.spin_samples > 0 and 0 < two.spin_cpu_s
+
+
 def test_spinning_log_threads_cost_a_small_box_throughput():
     """The MySQL manual's advice: on few CPUs and low concurrency, innodb_log_writer_threads = OFF
     may perform better; here the spinning writer takes a share of the 2 cores."""
@@ -174,5 +206,6 @@ def test_the_summary_tells_the_log_threads_spinning_and_their_io():
     assert lt["cpu_samples"] == 4 and 0 < lt["spin_samples"] <= 4 and lt["spin_cpu_s"] > 0
     assert s["log_writes_per_s"] >= s["log_fsyncs_per_s"] > 0
     assert "redo log threads (MySQL 8.0)" in summary_text(s)
+    assert "innodb_log_writer_threads = ON" in summary_text(s)
     off = summary(Server(scenario_from_dict(_doc(server__innodb_log_writer_threads=False), "t")).run())
     assert off["log_threads"] is None and "redo log threads" not in summary_text(off)
