@@ -572,6 +572,9 @@ def test_what_if_runs_another_version_and_names_its_limits():
     at = _what_if_click({"duration": "15s", "version": "mysql-8.0.30"})
     assert not at.exception, at.exception
     assert any("MySQL 8.0.30+" in c.value and "free check capacity" in c.value for c in at.caption)
+    # 8.0's log threads: their writes, fsyncs and spinning, as the CLI's summary says them.
+    assert any(c.value.startswith("redo log threads (MySQL 8.0): ") and "innodb_log_writer_threads = ON" in c.value
+               for c in at.caption)
     # The 5.6 log settings are mapped, with the server's deprecation message.
     assert any("innodb_redo_log_capacity" in w.value for w in at.warning)
     assert len(at.get("image")) == 8

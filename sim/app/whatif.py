@@ -12,7 +12,7 @@ from sim.app.widgets import (choose_scenario, figure_block, pasted_server_inputs
 from sim.metrics import stalls
 from sim.plots import (checkpoint_figure, flushing_figure, io_figure, latency_figure, pages_figure, queue_figure,
                        recovery_figure, sync_waits_figure, tps_figure)
-from sim.run_output import recovery_sentence
+from sim.run_output import log_threads_text, recovery_sentence
 from sim.settling import settling_sentence, steady_sentence
 from sim.swing import swing_sentence
 
@@ -52,6 +52,8 @@ def show_run(out: dict, resolution: str, key: str) -> None:
                    f"commits, {s['binlog_commits'] / max(1, s['binlog_group_commits']):.1f} transactions "
                    f"each, {s['binlog_fsyncs']:,} fsyncs. Commits held in its group commit show as "
                    "\"binlog wait\".")
+    if s.get("log_threads"):
+        st.caption(log_threads_text(s))
     if s.get("page_read_wait_thread_s"):
         st.caption(f"Page reads: {s['buffer_pool_reads_per_s']:,.0f}/s (Innodb_buffer_pool_reads); on average "
                    f"{s['page_read_wait_threads_mean']:.1f} user threads waited for the pages they missed, "
