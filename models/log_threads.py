@@ -179,12 +179,7 @@ class LogThreads:
         log = self.u.log
         if self.write_target > log.written_lsn:
             if not self.writing:
-                self.writing = True
-                wake_s = self._wake_s()
-                if inline and wake_s == 0.0:
-                    self.start(t)
-                else:
-                    self.u.push(t + wake_s, self.START, -1)
+                self._wake_writer(t, inline)
         elif self.flush_target > log.flushed_lsn and not self.flushing:
             self._wake_flusher(t, inline)
 
@@ -192,8 +187,15 @@ class LogThreads:
         """Redo was added to the log buffer at t: an idle writer wakes and writes it (through the
         heap: called from inside a batch start)."""
         if not self.writing and self.u.log.lsn > self.u.log.written_lsn:
-            self.writing = True
-            self.u.push(t + self._wake_s(), self.START, -1)
+            self._wake_writer(t, inline=False)
+
+    def _wake_writer(self, t: float, inline: bool = True) -> None:
+        self.writing = True
+        wake_s = self._wake_s()
+        if inline and wake_s == 0.0:
+            self.start(t)
+        else:
+            self.u.push(t + wake_s, self.START, -1)
 
     def _simpy_wait(self, lsn: int, waiters: list, flush: bool):
         u = self.u

@@ -36,7 +36,7 @@ def log_threads_text(s: dict) -> str:
         return ""
     cores = lt["spin_cpu_s"] / lt["sim_s"] if lt["sim_s"] > 0 else 0.0
     return (f"redo log threads (MySQL 8.0): {s['log_writes_per_s']:,.0f} writes/s, {s['log_fsyncs_per_s']:,.0f} "
-            f"fsyncs/s; {lt.get('spinners', 'log_writer and log_flusher')} spinning in {lt['spin_samples']:,} of "
+            f"fsyncs/s; {lt['spinners']} spinning in {lt['spin_samples']:,} of "
             f"{lt['cpu_samples']:,} one-second CPU samples, on {cores:.2f} cores on average over the whole run "
             "(innodb_log_writer_threads = ON; with OFF each committing thread writes and fsyncs the log itself)")
 
